@@ -1,0 +1,77 @@
+"""Nodes and routing of the workflow graph: small functions over the state that
+delegate the work to translate.pipeline.WorkflowRun (the run context)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from langgraph.runtime import Runtime
+from langgraph.types import Send
+
+from graph.state import RegionState, WorkflowState
+from translate.pipeline import WorkflowRun
+from translate.schedule import MAX_LEVEL
+
+
+def parse_and_plan(state: WorkflowState, runtime: Runtime[WorkflowRun]) -> dict[str, Any]:
+    regions, errors = runtime.context.plan()
+    return {"regions": regions, "errors": errors}
+
+
+def fan_out(state: WorkflowState) -> list[Send] | Literal["report"]:
+    """One region subgraph per translatable region; unsupported ones go straight to the report."""
+    sends = [
+        Send("region", {"region": r, "level": 0, "pending": list(r["targets"]), "outcome": {}})
+        for r in state.get("regions", [])
+        if r["status"] == "translated"
+    ]
+    return sends or "report"
+
+
+def translate(state: RegionState, runtime: Runtime[WorkflowRun]) -> dict[str, Any]:
+    region, level = state["region"], state.get("level", 0)
+    rendered = runtime.context.render(region["name"], state["pending"], level)
+    outcome = dict(state.get("outcome", {}))
+    pending = []
+    for target, entry in rendered.items():
+        if entry["status"] == "rendered":
+            pending.append(target)
+        else:  # the renderer cannot express this region: no retry helps
+            outcome[target] = entry
+    return {"pending": pending, "outcome": outcome}
+
+
+def validate(state: RegionState, runtime: Runtime[WorkflowRun]) -> dict[str, Any]:
+    region, level = state["region"], state.get("level", 0)
+    if not state["pending"]:
+        return {}
+    results = runtime.context.validate(region["name"], state["pending"], level)
+    outcome = dict(state.get("outcome", {}))
+    outcome.update(results)
+    failed = [t for t, e in results.items() if e["status"] == "failed"]
+    attempts = [{"level": level, "target": t, "status": e["status"], "reason": e.get("reason")}
+                for t, e in results.items()]
+    return {"outcome": outcome, "pending": failed, "attempts": attempts}
+
+
+def route_after_validate(state: RegionState) -> Literal["retry", "finish"]:
+    if state.get("pending") and state.get("level", 0) < MAX_LEVEL:
+        return "retry"
+    return "finish"
+
+
+def retry(state: RegionState, runtime: Runtime[WorkflowRun]) -> dict[str, Any]:
+    level = state.get("level", 0) + 1
+    runtime.context.progress(f"{state['region']['name']}: retrying {', '.join(state['pending'])} "
+                             f"with a more conservative schedule (level {level})")
+    return {"level": level}
+
+
+def finish(state: RegionState, runtime: Runtime[WorkflowRun]) -> dict[str, Any]:
+    entry = runtime.context.region_entry(state["region"], state.get("outcome", {}), state.get("attempts", []))
+    return {"results": [entry]}
+
+
+def report(state: WorkflowState, runtime: Runtime[WorkflowRun]) -> dict[str, Any]:
+    path = runtime.context.write_report(state.get("regions", []), state.get("results", []), state.get("errors", []))
+    return {"report": str(path)}

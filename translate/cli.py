@@ -1,0 +1,168 @@
+"""`translate`: the command line.
+
+    translate run PROJECT [--workflow W]... [--targets kokkos,triton] [--resume]
+    translate doctor
+    translate parse FILE...            # the IR and loop analysis of Fortran files
+    translate check OUT --targets cuda,triton   # re-validate generated code against golden data
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import uuid
+from pathlib import Path
+from typing import Any
+
+TARGETS = ("kokkos", "cuda", "triton")
+
+
+def _targets(text: str | None) -> list[str] | None:
+    if not text:
+        return None
+    names = [t.strip() for t in text.split(",") if t.strip()]
+    bad = [t for t in names if t not in TARGETS]
+    if bad:
+        raise SystemExit(f"translate: unknown target(s) {', '.join(bad)}; choose from {', '.join(TARGETS)}")
+    return names
+
+
+def _runs_file(project: Path) -> Path:
+    return project / ".translate" / "runs.json"
+
+
+def _thread_for(project: Path, workflow: str, resume: bool) -> tuple[str, bool]:
+    """The checkpoint thread of this run and whether it continues an earlier one."""
+    path = _runs_file(project)
+    runs: dict[str, str] = json.loads(path.read_text()) if path.exists() else {}
+    if resume and workflow in runs:
+        return runs[workflow], True
+    thread = f"{workflow}:{uuid.uuid4().hex[:12]}"
+    runs[workflow] = thread
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(runs, indent=2))
+    return thread, False
+
+
+def run_workflow(project: Path, workflow: Any, targets: list[str] | None, resume: bool) -> dict[str, Any]:
+    from graph.build import checkpointer, compile_graph
+    from translate.pipeline import WorkflowRun
+
+    run = WorkflowRun(workflow, project, targets)
+    saver = checkpointer(project)
+    graph = compile_graph(saver)
+    thread, continuing = _thread_for(project, workflow.name, resume)
+    config = {"configurable": {"thread_id": thread}, "recursion_limit": 200}
+    if continuing:
+        snapshot = graph.get_state(config)
+        if not snapshot.next:
+            run.progress(f"nothing to resume: the last run finished; report at {snapshot.values.get('report')}")
+            return dict(snapshot.values)
+        run.progress(f"resuming run {thread} at {', '.join(snapshot.next)}")
+        return graph.invoke(None, config, context=run, durability="sync")
+    run.progress(f"run {thread}: targets {', '.join(run.targets)}; output {run.out_dir}")
+    return graph.invoke({"workflow": workflow.name}, config, context=run, durability="sync")
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from translate.config import ConfigError, load
+
+    project = Path(args.project).resolve()
+    try:
+        cfg = load(project)
+    except ConfigError as err:
+        print(f"translate: {err}", file=sys.stderr)
+        return 2
+    names = args.workflow or list(cfg.workflows)
+    try:
+        workflows = [cfg.workflow(n) for n in names]
+    except ConfigError as err:
+        print(f"translate: {err}", file=sys.stderr)
+        return 2
+    targets = _targets(args.targets)
+    failed = 0
+    for wf in workflows:
+        final = run_workflow(project, wf, targets, args.resume)
+        failed += len(final.get("errors", []))
+        report = final.get("report")
+        if report:
+            doc = json.loads(Path(report).read_text())
+            for region in doc["regions"]:
+                failed += sum(t["status"] == "failed" for t in region["targets"].values())
+    return 1 if failed and args.strict else 0
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    from validation.toolchains import detect, format_table
+
+    tools = detect()
+    print(format_table(tools))
+    have = {t.name: t.available for t in tools}
+    print()
+    print(f"kokkos: {'validated here' if have.get('kokkos') and have.get('g++') else 'cannot be validated here'}")
+    cuda = "runs here" if have.get("cuda-gpu") and have.get("nvcc") else (
+        "compiled only (no GPU)" if have.get("nvcc") else "not available (no nvcc)")
+    print(f"cuda:   {cuda}")
+    print(f"triton: {'runs on the GPU' if have.get('cuda-gpu') else 'runs in the interpreter (CPU)'}")
+    print(f"reference (Fortran): {'f2py + gfortran' if have.get('gfortran') and have.get('f2py') else 'unavailable'}")
+    return 0
+
+
+def cmd_parse(args: argparse.Namespace) -> int:
+    from parsers.base import ParseError
+    from parsers.fortran import parse_files
+    from translate import ir
+    from translate.analysis import analyze, loop_report
+
+    paths = [Path(p) for p in args.files]
+    errors: list[ParseError] = []
+    modules = parse_files(paths, Path.cwd(), [Path(i) for i in args.include], {}, errors=errors)
+    for err in errors:
+        print(f"error: {err}", file=sys.stderr)
+    for module in modules:
+        for k in module.kernels:
+            if isinstance(k, ir.Opaque):
+                print(f"{k.name}: unsupported: {k.reason}\n")
+                continue
+            analysed = analyze(k)
+            print(ir.dump(analysed))
+            for loop in loop_report(analysed):
+                print(f"  loop {loop['var']} (line {loop['line']}): {loop['kind']}: {loop['reason']}")
+            print()
+    return 1 if errors else 0
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from validation.golden import main as golden_main
+
+    argv = [args.out] + (["--targets", args.targets] if args.targets else [])
+    return golden_main(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="translate", description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("run", help="run the workflows of a project folder (its workflows.yaml)")
+    run.add_argument("project", nargs="?", default=".")
+    run.add_argument("--workflow", action="append", help="run only this workflow (repeatable)")
+    run.add_argument("--targets", help="comma-separated subset of kokkos,cuda,triton")
+    run.add_argument("--resume", action="store_true", help="continue the last, interrupted run")
+    run.add_argument("--strict", action="store_true", help="exit 1 if any region or target failed")
+    run.set_defaults(func=cmd_run)
+    doctor = sub.add_parser("doctor", help="which toolchains and backends are usable here, and why not")
+    doctor.set_defaults(func=cmd_doctor)
+    parse = sub.add_parser("parse", help="print the IR and loop analysis of Fortran files")
+    parse.add_argument("files", nargs="+")
+    parse.add_argument("-I", "--include", action="append", default=[])
+    parse.set_defaults(func=cmd_parse)
+    check = sub.add_parser("check", help="re-validate an output folder's kernels against its golden data")
+    check.add_argument("out")
+    check.add_argument("--targets", default=None)
+    check.set_defaults(func=cmd_check)
+    args = parser.parse_args(argv)
+    return int(args.func(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

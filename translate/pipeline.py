@@ -1,0 +1,311 @@
+"""The plain-Python driver of one workflow: parse and plan the regions, render a
+region for its targets, validate it, write the report. The LangGraph workflow
+(graph/) calls these methods from its nodes; tests call them directly.
+
+``WorkflowRun`` is the run context: it holds what one run needs (the workflow,
+the parsed kernels, the shared reference build) and is never checkpointed.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from translate import ir
+from translate.config import Workflow
+from translate.report import region_entry, target_entry, write_reports
+from translate.schedule import Schedule
+
+Printer = Callable[[str], None]
+
+
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+class WorkflowRun:
+    """One run of one workflow. Thread-safe: region nodes run concurrently."""
+
+    def __init__(self, workflow: Workflow, project_root: Path, targets: list[str] | None = None,
+                 printer: Printer = _stderr, timeout: float = 120.0, cache_dir: Path | None = None) -> None:
+        self.workflow = workflow
+        self.project_root = project_root.resolve()
+        self.targets = [t for t in (targets or workflow.targets)]
+        self.out_dir = workflow.output_dir.resolve()
+        self.timeout = timeout
+        self.cache_dir = cache_dir or self.project_root / ".translate" / "cache"
+        self._print = printer
+        self._lock = threading.Lock()
+        self._kernels: dict[str, ir.Kernel | ir.Opaque] | None = None
+        self._files: list[Path] = []
+        self._reference: Any = None
+        self._started = time.monotonic()
+        self._done = 0
+        self._total = 0
+
+    # ------------------------------------------------------------ progress
+
+    def progress(self, message: str) -> None:
+        elapsed = time.monotonic() - self._started
+        with self._lock:
+            self._print(f"[{self.workflow.name} {elapsed:6.1f}s] {message}")
+
+    # ------------------------------------------------------------ parse/plan
+
+    def _load(self) -> tuple[dict[str, ir.Kernel | ir.Opaque], list[str]]:
+        """Parse the workflow's sources once (under the lock); errors are messages."""
+        from parsers.base import ParseError
+        from translate.config import ConfigError
+
+        with self._lock:
+            if self._kernels is not None:
+                return self._kernels, []
+            errors: list[str] = []
+            kernels: dict[str, ir.Kernel | ir.Opaque] = {}
+            try:
+                self._files = self.workflow.files()
+            except ConfigError as err:
+                self._kernels = {}
+                return {}, [str(err)]
+            if self.workflow.language != "fortran":
+                self._kernels = {}
+                return {}, [f"workflow {self.workflow.name}: language '{self.workflow.language}' is not supported yet"]
+            from parsers.fortran import parse_files
+
+            parse_errors: list[ParseError] = []
+            modules = parse_files(self._files, self.workflow.root, self.workflow.include_dirs(),
+                                  dict(self.workflow.preprocess.defines), errors=parse_errors)
+            errors += [f"{e} (file skipped)" for e in parse_errors]
+            for module in modules:
+                for k in module.kernels:
+                    if k.name in kernels:
+                        first = kernels[k.name].origin
+                        errors.append(f"{k.origin}: routine {k.name} is defined twice; keeping {first}")
+                        continue
+                    kernels[k.name] = self._apply_region_config(k) if isinstance(k, ir.Kernel) else k
+            self._kernels = kernels
+            return kernels, errors
+
+    def _apply_region_config(self, kernel: ir.Kernel) -> ir.Kernel:
+        """Shapes given in the workflow (``shapes:``) replace the inferred ones."""
+        shapes = self.workflow.region(kernel.name).shapes
+        if not shapes:
+            return kernel
+        params = []
+        for p in kernel.params:
+            key = self.workflow.normalize(p.name)
+            if isinstance(p, ir.Array) and key in shapes:
+                dims = tuple(parse_extent(str(e), kernel) for e in shapes[key])
+                p = ir.Array(p.name, p.dtype, dims, p.layout, p.intent, p.lower, p.binding)
+            params.append(p)
+        return ir.Kernel(kernel.name, tuple(params), kernel.locals, kernel.body, kernel.origin, kernel.result,
+                         kernel.notes)
+
+    def kernel(self, name: str) -> ir.Kernel:
+        kernels, _ = self._load()
+        k = kernels[name]
+        assert isinstance(k, ir.Kernel)
+        return k
+
+    def plan(self) -> tuple[list[dict[str, Any]], list[str]]:
+        """Every region with its loop analysis; helpers inlined into callers are not regions."""
+        from translate.analysis import analyze, loop_report
+
+        kernels, errors = self._load()
+        helpers = _helpers(kernels, self._files)
+        regions: list[dict[str, Any]] = []
+        for name, k in kernels.items():
+            if name in helpers:
+                continue
+            if isinstance(k, ir.Opaque):
+                regions.append({"name": name, "source": k.origin.path, "line": k.origin.line,
+                                "status": "unsupported", "reason": k.reason, "targets": self.targets, "loops": []})
+                continue
+            try:
+                analysed = analyze(k)
+                loops = loop_report(analysed)
+            except Exception as exc:  # an analysis bug fails this region only
+                regions.append({"name": name, "source": k.origin.path, "line": k.origin.line,
+                                "status": "unsupported", "reason": f"analysis failed: {exc}",
+                                "targets": self.targets, "loops": []})
+                continue
+            regions.append({"name": name, "source": k.origin.path, "line": k.origin.line, "status": "translated",
+                            "reason": None, "targets": self.targets, "loops": loops})
+        self._total = sum(r["status"] == "translated" for r in regions)
+        for r in regions:
+            if r["status"] == "unsupported":
+                self.progress(f"{r['name']}: unsupported: {r['reason']}")
+        self.progress(f"{len(regions)} regions ({self._total} translatable) in {len(self._files)} files"
+                      + (f"; helpers inlined: {', '.join(sorted(helpers))}" if helpers else ""))
+        for e in errors:
+            self.progress(f"error: {e}")
+        return regions, errors
+
+    # ------------------------------------------------------------ render
+
+    def _analysed(self, name: str) -> ir.Kernel:
+        from translate.analysis import analyze
+
+        return analyze(self.kernel(name))
+
+    def render(self, name: str, targets: list[str], level: int) -> dict[str, dict[str, Any]]:
+        """Write each target's files for one region at a schedule level."""
+        from targets.base import Unsupported, get_renderer
+        from targets.fortran_interface import fortran_interface, interface_path
+
+        kernel = self._analysed(name)
+        schedule = Schedule(level=level)
+        out: dict[str, dict[str, Any]] = {}
+        if level == 0:
+            path = self.out_dir / interface_path(kernel)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(fortran_interface(kernel))
+        for target in targets:
+            try:
+                rendered = get_renderer(target, schedule).render(kernel, schedule)
+            except Unsupported as err:
+                out[target] = target_entry("unsupported", f"{target} cannot express this region: {err}")
+                continue
+            except Exception as exc:  # a renderer bug fails this region/target only
+                out[target] = target_entry("failed", f"{target} renderer error: {type(exc).__name__}: {exc}")
+                continue
+            files = [str(p.relative_to(self.out_dir)) for p in rendered.write(self.out_dir)]
+            out[target] = target_entry("rendered", None, files=files, schedule=schedule.describe())
+        return out
+
+    # ------------------------------------------------------------ validate
+
+    def _shared_reference(self) -> Any:
+        """One reference build of the whole workflow, shared by its regions
+        (None when it fails: each region then builds its own)."""
+        from validation.runners import build_reference
+
+        with self._lock:
+            if self._reference is None:
+                kernels = [k for k in (self._kernels or {}).values() if isinstance(k, ir.Kernel)]
+                build = build_reference(self._files, kernels, self.out_dir / ".build" / "reference",
+                                        self.workflow.include_dirs(), dict(self.workflow.preprocess.defines),
+                                        self.cache_dir)
+                self._reference = build if build.ok else False
+            return self._reference or None
+
+    def validate(self, name: str, targets: list[str], level: int) -> dict[str, dict[str, Any]]:
+        from validation.region import validate_region
+
+        kernel = self._analysed(name)
+        cfg = self.workflow.region(name)
+        vcfg = self.workflow.validate
+        tolerance = (vcfg.rtol, vcfg.atol) if vcfg.rtol is not None and vcfg.atol is not None else None
+        self.progress(f"{name}: validating {', '.join(targets)} (schedule: {Schedule(level=level).describe()})")
+        reference = self._shared_reference()
+        all_kernels = [k for k in (self._kernels or {}).values() if isinstance(k, ir.Kernel)]
+        try:
+            result = validate_region(
+                kernel, self._files, {t: self.out_dir / t for t in targets}, cfg.sizes, cfg.values, cfg.inputs,
+                vcfg.trials, region=name, workdir=self.out_dir / ".build" / name, cache_dir=self.cache_dir,
+                golden_root=self.out_dir / "golden", reference=reference,
+                all_kernels=all_kernels if reference is None else (), include=self.workflow.include_dirs(),
+                defines=dict(self.workflow.preprocess.defines), timeout=self.timeout, tolerance=tolerance,
+                project_dir=self.workflow.root)
+        except Exception as exc:  # never let one region stop the run
+            return {t: target_entry("failed", f"validation error: {type(exc).__name__}: {exc}") for t in targets}
+        out: dict[str, dict[str, Any]] = {}
+        for t in targets:
+            tv = result.targets[t]
+            status, reason = tv.status, tv.reason or None
+            if status == "inconclusive":
+                status, reason = "failed", f"inconclusive: {reason}"
+            ran = status == "validated"
+            out[t] = target_entry(status, reason, max_abs_err=tv.max_abs_err if ran else None,
+                                  max_rel_err=tv.max_rel_err if ran else None,
+                                  rel_l2_err=tv.rel_l2_err if ran else None, trials=tv.trials,
+                                  files=self._target_files(name, t), schedule=Schedule(level=level).describe())
+            detail = f" (rel L2 {tv.rel_l2_err:.1e}, {tv.trials} trials)" if ran else f": {reason}"
+            self.progress(f"{name}: {t} {status}{detail}")
+        return out
+
+    def _target_files(self, name: str, target: str) -> list[str]:
+        folder = self.out_dir / target
+        return sorted(str(p.relative_to(self.out_dir)) for p in folder.glob(f"{name}_*")) if folder.is_dir() else []
+
+    # ------------------------------------------------------------ report
+
+    def region_entry(self, region: dict[str, Any], outcome: dict[str, dict[str, Any]],
+                     attempts: list[dict[str, Any]]) -> dict[str, Any]:
+        with self._lock:
+            self._done += 1
+            done, total = self._done, self._total
+        statuses = ", ".join(f"{t} {e['status']}" for t, e in sorted(outcome.items()))
+        self.progress(f"({done}/{total}) {region['name']}: {statuses}")
+        targets = {t: outcome.get(t, target_entry("failed", "not attempted")) for t in region["targets"]}
+        return region_entry(region["name"], region["source"], region["line"], "translated", None, targets,
+                            loops=region.get("loops", []), attempts=attempts)
+
+    def write_report(self, regions: list[dict[str, Any]], results: list[dict[str, Any]],
+                     errors: list[str]) -> Path:
+        from targets.cmake import cuda_cmake, kokkos_cmake
+
+        done = {r["name"]: r for r in results}
+        entries = list(done.values())
+        for r in regions:
+            if r["status"] == "unsupported":
+                targets = {t: target_entry("unsupported", r["reason"]) for t in r["targets"]}
+                entries.append(region_entry(r["name"], r["source"], r["line"], "unsupported", r["reason"], targets))
+        for target, make, pattern in (("kokkos", kokkos_cmake, "*.cpp"), ("cuda", cuda_cmake, "*.cu")):
+            folder = self.out_dir / target
+            sources = sorted(p.name for p in folder.glob(pattern)) if folder.is_dir() else []
+            if sources:
+                (folder / "CMakeLists.txt").write_text(make(self.workflow.name, sources))
+        json_path, md_path = write_reports(self.out_dir, self.workflow.name, entries, errors)
+        self.progress(f"report: {md_path}")
+        return json_path
+
+
+def _helpers(kernels: dict[str, ir.Kernel | ir.Opaque], files: list[Path]) -> set[str]:
+    """Routines without loops that other routines of the workflow call (LSAME,
+    XERBLA, small functions): the frontend inlines them; they are not regions."""
+    import re
+
+    text = "\n".join(p.read_text(errors="replace") for p in files).lower()
+    found = set()
+    for name, k in kernels.items():
+        has_loop = isinstance(k, ir.Kernel) and any(isinstance(n, ir.Loop) for s in k.body for n in ir.walk(s))
+        if has_loop:
+            continue
+        word = re.escape(name)
+        uses = len(re.findall(rf"\b{word}\s*\(", text)) + len(re.findall(rf"\bcall\s+{word}\b", text))
+        definitions = len(re.findall(rf"\b(?:subroutine|function)\s+{word}\b", text))
+        if uses > definitions:
+            found.add(name)
+    return found
+
+
+def parse_extent(text: str, kernel: ir.Kernel) -> ir.Expr:
+    """A shape extent from the workflow (``"lda"``, ``"1 + (n-1)*abs(incx)"``) as an IR expression."""
+    i32 = ir.DType.I32
+    names = {p.name.lower(): p for p in kernel.params}
+
+    def conv(node: ast.AST) -> ir.Expr:
+        if isinstance(node, ast.Constant) and isinstance(node.value, int):
+            return ir.Const(node.value, i32)
+        if isinstance(node, ast.Name):
+            if node.id.lower() not in names:
+                raise ValueError(f"shape '{text}' names '{node.id}', which is not an argument of {kernel.name}")
+            return ir.Var(names[node.id.lower()].name, i32)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            return ir.UnOp("neg", conv(node.operand), i32)
+        if isinstance(node, ast.BinOp):
+            ops = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.FloorDiv: "div", ast.Div: "div"}
+            if type(node.op) in ops:
+                return ir.BinOp(ops[type(node.op)], conv(node.left), conv(node.right), i32)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("abs", "max", "min"):
+            return ir.Call(node.func.id, tuple(conv(a) for a in node.args), i32)
+        raise ValueError(f"shape '{text}': cannot read '{ast.unparse(node)}' "
+                         "(use integers, arguments, + - * / abs max min)")
+
+    return conv(ast.parse(text, mode="eval").body)

@@ -1,0 +1,114 @@
+"""report.json and report.md for one workflow run.
+
+The JSON keys are a contract other tools read:
+
+    {"workflow": str, "regions": [
+      {"name", "source", "line", "status": "translated" | "unsupported", "reason",
+       "targets": {"<target>": {"status": "validated" | "compiled" | "failed" | "unsupported",
+                                "reason", "max_abs_err", "max_rel_err", "rel_l2_err",
+                                "trials", "files"}}}]}
+
+Extra keys (``loops``, ``schedule``, ``attempts``) are added beside those.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+TARGET_KEYS = ("status", "reason", "max_abs_err", "max_rel_err", "rel_l2_err", "trials", "files")
+
+
+def target_entry(status: str, reason: str | None = None, **extra: Any) -> dict[str, Any]:
+    """A per-target record with every contract key present."""
+    entry: dict[str, Any] = {
+        "status": status, "reason": reason, "max_abs_err": None, "max_rel_err": None,
+        "rel_l2_err": None, "trials": 0, "files": [],
+    }
+    entry.update(extra)
+    return entry
+
+
+def region_entry(name: str, source: str, line: int, status: str, reason: str | None = None,
+                 targets: dict[str, dict[str, Any]] | None = None, **extra: Any) -> dict[str, Any]:
+    entry: dict[str, Any] = {
+        "name": name, "source": source, "line": line, "status": status, "reason": reason,
+        "targets": targets or {},
+    }
+    entry.update(extra)
+    return entry
+
+
+def summary(regions: list[dict[str, Any]]) -> Counter[str]:
+    """Counts of per-target statuses over all regions (plus unsupported regions)."""
+    counts: Counter[str] = Counter()
+    for region in regions:
+        if region["status"] == "unsupported":
+            counts["region unsupported"] += 1
+        for t in region["targets"].values():
+            counts[t["status"]] += 1
+    return counts
+
+
+def write_reports(out_dir: Path, workflow: str, regions: list[dict[str, Any]],
+                  notes: list[str] | None = None) -> tuple[Path, Path]:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    regions = sorted(regions, key=lambda r: (r["source"], r["line"], r["name"]))
+    doc = {"workflow": workflow, "regions": regions}
+    if notes:
+        doc["notes"] = notes
+    json_path = out_dir / "report.json"
+    json_path.write_text(json.dumps(doc, indent=2, default=str) + "\n")
+    md_path = out_dir / "report.md"
+    md_path.write_text(render_markdown(workflow, regions, notes or []))
+    return json_path, md_path
+
+
+def _err(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1e}"
+
+
+def render_markdown(workflow: str, regions: list[dict[str, Any]], notes: list[str]) -> str:
+    targets = sorted({t for r in regions for t in r["targets"]})
+    lines = [f"# Workflow `{workflow}`", ""]
+    counts = summary(regions)
+    lines.append("Summary: " + (", ".join(f"{n} {s}" for s, n in sorted(counts.items())) or "nothing ran") + ".")
+    lines.append("")
+    lines.append("| region | source | " + " | ".join(targets) + " |")
+    lines.append("|---|---|" + "---|" * len(targets))
+    for r in regions:
+        cells = []
+        for t in targets:
+            entry = r["targets"].get(t)
+            if entry is None:
+                cells.append("-")
+            elif entry["status"] == "validated":
+                cells.append(f"validated (rel L2 {_err(entry['rel_l2_err'])}, {entry['trials']} trials)")
+            else:
+                cells.append(entry["status"])
+        if r["status"] == "unsupported":
+            cells = ["unsupported"] * len(targets)
+        lines.append(f"| `{r['name']}` | {r['source']}:{r['line']} | " + " | ".join(cells) + " |")
+    lines.append("")
+    details = []
+    for r in regions:
+        why = []
+        if r["status"] == "unsupported":
+            why.append(f"- region unsupported: {r['reason']}")
+        for t, entry in sorted(r["targets"].items()):
+            if entry["status"] != "validated" and entry.get("reason"):
+                why.append(f"- {t}: {entry['status']}: {entry['reason']}")
+            if entry.get("schedule") and entry["schedule"] != "as analysed":
+                why.append(f"- {t}: schedule {entry['schedule']}")
+        for loop in r.get("loops", []):
+            directive = f" [{loop['directive']}]" if loop.get("directive") else ""
+            why.append(f"- loop `{loop['var']}` (line {loop['line']}): {loop['kind']}{directive}: {loop['reason']}")
+        if why:
+            details += [f"### `{r['name']}` ({r['source']}:{r['line']})", "", *why, ""]
+    if details:
+        lines += ["## Details", "", *details]
+    if notes:
+        lines += ["## Notes", "", *(f"- {n}" for n in notes), ""]
+    return "\n".join(lines)
