@@ -1,0 +1,79 @@
+"""Graph routing and the retry edge, with a scripted run context (no builds)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from langgraph.checkpoint.memory import InMemorySaver
+
+from graph import nodes
+from graph.build import workflow_graph
+from translate.report import target_entry
+
+
+class ScriptedRun:
+    """Stands in for translate.pipeline.WorkflowRun: 'b' fails until level 2."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, str, int]] = []
+        self.written: list[dict[str, Any]] = []
+
+    def progress(self, message: str) -> None:
+        pass
+
+    def plan(self) -> tuple[list[dict[str, Any]], list[str]]:
+        regions = [
+            {"name": n, "source": "src/x.f", "line": i + 1, "status": "translated", "reason": None,
+             "targets": ["kokkos", "triton"], "loops": []}
+            for i, n in enumerate(["a", "b"])
+        ]
+        regions.append({"name": "c", "source": "src/x.f", "line": 9, "status": "unsupported",
+                        "reason": "GO TO at src/x.f:9", "targets": ["kokkos", "triton"], "loops": []})
+        return regions, ["src/bad.f:3: syntax error (file skipped)"]
+
+    def render(self, name: str, targets: list[str], level: int) -> dict[str, dict[str, Any]]:
+        self.calls += [("render", f"{name}/{t}", level) for t in targets]
+        return {t: target_entry("rendered") for t in targets}
+
+    def validate(self, name: str, targets: list[str], level: int) -> dict[str, dict[str, Any]]:
+        self.calls += [("validate", f"{name}/{t}", level) for t in targets]
+        ok = name == "a" or level == 2
+        return {t: target_entry("validated" if ok else "failed", None if ok else "off by one") for t in targets}
+
+    def region_entry(self, region: dict[str, Any], outcome: dict[str, Any], attempts: list[Any]) -> dict[str, Any]:
+        return {"name": region["name"], "targets": outcome, "attempts": attempts}
+
+    def write_report(self, regions: list[Any], results: list[dict[str, Any]], errors: list[str]) -> Path:
+        self.written = results
+        return Path("report.json")
+
+
+def test_route_after_validate_caps_retries() -> None:
+    assert nodes.route_after_validate({"pending": ["kokkos"], "level": 0}) == "retry"
+    assert nodes.route_after_validate({"pending": ["kokkos"], "level": 2}) == "finish"
+    assert nodes.route_after_validate({"pending": [], "level": 0}) == "finish"
+
+
+def test_fan_out_skips_unsupported_regions() -> None:
+    run = ScriptedRun()
+    regions, _ = run.plan()
+    sends = nodes.fan_out({"regions": regions})
+    assert [s.arg["region"]["name"] for s in sends] == ["a", "b"]
+    assert nodes.fan_out({"regions": regions[2:]}) == "report"
+
+
+def test_graph_retries_failed_region_with_more_conservative_schedule() -> None:
+    run = ScriptedRun()
+    graph = workflow_graph().compile(checkpointer=InMemorySaver())
+    final = graph.invoke({"workflow": "w"}, {"configurable": {"thread_id": "t"}}, context=run)
+    by_name = {r["name"]: r for r in final["results"]}
+    assert set(by_name) == {"a", "b"}
+    assert all(e["status"] == "validated" for e in by_name["a"]["targets"].values())
+    assert all(e["status"] == "validated" for e in by_name["b"]["targets"].values())
+    # 'a' validated at level 0 only; 'b' tried at levels 0, 1 and 2
+    assert {lvl for op, what, lvl in run.calls if what.startswith("a/")} == {0}
+    assert {lvl for op, what, lvl in run.calls if what == "b/kokkos" and op == "validate"} == {0, 1, 2}
+    assert [a["level"] for a in by_name["b"]["attempts"] if a["target"] == "kokkos"] == [0, 1, 2]
+    assert final["errors"] == ["src/bad.f:3: syntax error (file skipped)"]
+    assert final["report"] == "report.json"
