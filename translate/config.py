@@ -1,0 +1,513 @@
+"""Load and validate ``workflows.yaml``.
+
+Schema (every key; ``language`` and ``sources`` are required, the rest optional)::
+
+    workflows:
+      <name>:
+        root: examples/x               # folder the paths below are relative to (default: the yaml's folder)
+        language: fortran              # fortran | c | pytorch
+        sources: [src/*.f, src/*.f90]  # globs; each must match at least one file
+        targets: [kokkos, cuda, triton]               # default: all three
+        sizes: {n: 1000}               # integers for size arguments and symbolic dimensions
+        values: {trans: [N, T]}        # pinned argument values; a list = validate each
+        inputs: {a: spd}               # generators: normal, uniform, positive, spd,
+                                       # diag_dominant, int:LO:HI, module:function
+        shapes: {x: ["1+(n-1)*abs(incx)"]}  # extents (strings or ints) where the tool cannot tell
+        validate: {trials: 3, tolerance: {rtol: 1.0e-12, atol: 0.0}}   # rtol/atol also accepted flat
+        optimize: {budget: 16}         # variants per slow region; 0 turns it off
+        agent: {provider: none}        # or openai with model, base_url, api_key_env
+        output: out/<name>             # default
+        preprocess: {include: [include/], defines: {ORDER: 2}}
+        regions:
+          <routine>: {sizes: ..., values: ..., inputs: ..., shapes: ...}
+    x-anything: ...                    # top-level keys starting with ``x-`` are ignored (YAML anchors)
+
+Every problem in the file is collected and reported together in one
+:class:`ConfigError`, one ``file:line: key.path: message`` per line. For
+``language: fortran`` names (regions, sizes, values, inputs, shapes keys) are
+stored lower-cased and looked up case-insensitively; for C and PyTorch they are
+exact.
+"""
+
+from __future__ import annotations
+
+import glob
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from translate.yamlcheck import Checker, ConfigError, Issue, KeyPath, describe, did_you_mean, format_key, index_lines
+
+__all__ = [
+    "AgentConfig", "ConfigError", "Issue", "OptimizeConfig", "PreprocessConfig", "ProjectConfig",
+    "RegionConfig", "ValidateConfig", "Workflow", "load", "loads",
+]
+
+CONFIG_NAME = "workflows.yaml"
+LANGUAGES = ("fortran", "c", "pytorch")
+TARGETS = ("kokkos", "cuda", "triton")
+PROVIDERS = ("none", "openai")
+GENERATORS = ("normal", "uniform", "positive", "spd", "diag_dominant")
+
+WORKFLOW_KEYS = (
+    "root", "language", "sources", "targets", "sizes", "values", "inputs", "shapes",
+    "validate", "optimize", "agent", "output", "preprocess", "regions",
+)
+REGION_KEYS = ("sizes", "values", "inputs", "shapes")
+VALIDATE_KEYS = ("trials", "tolerance", "rtol", "atol")
+TOLERANCE_KEYS = ("rtol", "atol")
+OPTIMIZE_KEYS = ("budget",)
+AGENT_KEYS = ("provider", "model", "base_url", "api_key_env")
+PREPROCESS_KEYS = ("include", "defines")
+
+Scalar = str | int | float | bool
+
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_WORKFLOW_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_-]*")
+_REGION_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")  # routine names, PyTorch file stems
+_EXTENT = re.compile(r"[A-Za-z0-9_\s+\-*/():,.]+")
+_INT_GEN = re.compile(r"int:(-?\d+):(-?\d+)")
+_FUNC_GEN = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*:[A-Za-z_][A-Za-z0-9_]*")
+
+
+# ---------------------------------------------------------------- the config
+
+
+@dataclass(frozen=True)
+class ValidateConfig:
+    trials: int = 3
+    rtol: float | None = None  # None: the default for the dtype
+    atol: float | None = None
+
+
+@dataclass(frozen=True)
+class OptimizeConfig:
+    budget: int = 0  # schedule variants per slow region; 0 turns optimization off
+
+    @property
+    def enabled(self) -> bool:
+        return self.budget > 0
+
+
+@dataclass(frozen=True)
+class AgentConfig:
+    provider: str = "none"  # "none" | "openai" (any OpenAI-compatible endpoint)
+    model: str | None = None
+    base_url: str | None = None
+    api_key_env: str = "OPENAI_API_KEY"
+
+    @property
+    def enabled(self) -> bool:
+        return self.provider != "none"
+
+
+@dataclass(frozen=True)
+class PreprocessConfig:
+    include: list[str] = field(default_factory=list)  # folders, relative to the workflow root
+    defines: dict[str, str] = field(default_factory=dict)  # NAME -> value ("1" for a bare define)
+
+
+@dataclass(frozen=True)
+class RegionConfig:
+    name: str
+    sizes: dict[str, int] = field(default_factory=dict)
+    values: dict[str, Scalar | list[Scalar]] = field(default_factory=dict)
+    inputs: dict[str, str] = field(default_factory=dict)
+    shapes: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Workflow:
+    name: str
+    language: str
+    sources: list[str]
+    targets: list[str] = field(default_factory=lambda: list(TARGETS))
+    sizes: dict[str, int] = field(default_factory=dict)
+    values: dict[str, Scalar | list[Scalar]] = field(default_factory=dict)
+    inputs: dict[str, str] = field(default_factory=dict)
+    shapes: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    validate: ValidateConfig = field(default_factory=ValidateConfig)
+    optimize: OptimizeConfig = field(default_factory=OptimizeConfig)
+    agent: AgentConfig = field(default_factory=AgentConfig)
+    output: str = ""  # "" -> "out/<name>"
+    preprocess: PreprocessConfig = field(default_factory=PreprocessConfig)
+    regions: dict[str, RegionConfig] = field(default_factory=dict)
+    root: Path = Path(".")
+    config_path: Path | None = field(default=None, compare=False)
+    key_lines: Mapping[str, int] = field(default_factory=dict, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if not self.output:
+            object.__setattr__(self, "output", f"out/{self.name}")
+
+    def normalize(self, name: str) -> str:
+        """The stored form of a routine or argument name (lower case for Fortran)."""
+        return name.lower() if self.language == "fortran" else name
+
+    def files(self) -> list[Path]:
+        """The source files the ``sources`` globs match under ``root``: sorted, deduplicated.
+        A glob that matches no file raises :class:`ConfigError`."""
+        found: set[Path] = set()
+        issues = []
+        for i, pattern in enumerate(self.sources):
+            matched = _expand(self.root, pattern)
+            if not matched:
+                key = f"workflows.{self.name}.sources[{i}]"
+                issues.append(Issue(str(self.config_path or CONFIG_NAME), self.key_lines.get(key), key,
+                                    f"glob '{pattern}' matches no file under {self.root}"))
+            found.update(matched)
+        if issues:
+            raise ConfigError(issues)
+        return sorted(found)
+
+    @property
+    def output_dir(self) -> Path:
+        return self.root / self.output
+
+    def include_dirs(self) -> list[Path]:
+        return [self.root / d for d in self.preprocess.include]
+
+    def cpp_flags(self) -> list[str]:
+        """``-I``/``-D`` flags for gfortran -cpp, cpp or a C compiler."""
+        flags = [f"-I{d}" for d in self.include_dirs()]
+        return flags + [f"-D{k}={v}" for k, v in self.preprocess.defines.items()]
+
+    def has_region(self, name: str) -> bool:
+        return self.normalize(name) in self.regions
+
+    def region(self, name: str) -> RegionConfig:
+        """Settings for one routine: the workflow's sizes/values/inputs/shapes overridden by
+        the region's own. A name pinned by the region in ``sizes`` drops a workflow-level
+        ``values`` entry of the same name and the other way round. Unknown names get the
+        workflow-level settings."""
+        key = self.normalize(name)
+        own = self.regions.get(key, RegionConfig(key))
+        sizes = {k: v for k, v in self.sizes.items() if k not in own.values} | own.sizes
+        values = {k: v for k, v in self.values.items() if k not in own.sizes} | own.values
+        return RegionConfig(key, sizes, values, self.inputs | own.inputs, self.shapes | own.shapes)
+
+
+@dataclass(frozen=True)
+class ProjectConfig:
+    path: Path  # the workflows.yaml
+    root: Path  # the folder holding it
+    workflows: dict[str, Workflow]
+
+    def workflow(self, name: str) -> Workflow:
+        if name not in self.workflows:
+            hint = did_you_mean(name, list(self.workflows))
+            raise ConfigError([Issue(str(self.path), None, f"workflows.{name}",
+                                     f"no such workflow{hint}; defined: {', '.join(self.workflows)}")])
+        return self.workflows[name]
+
+
+# -------------------------------------------------------------------- loading
+
+
+def load(path_or_dir: Path | str) -> ProjectConfig:
+    """Load a workflows.yaml (or the one in a folder). Raises :class:`ConfigError`."""
+    path = Path(path_or_dir)
+    if path.is_dir():
+        path = path / CONFIG_NAME
+    if not path.is_file():
+        raise ConfigError([Issue(str(path), None, "", "no such file")])
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise ConfigError([Issue(str(path), None, "", f"cannot read: {e}")]) from e
+    return loads(text, path)
+
+
+def loads(text: str, path: Path | str) -> ProjectConfig:
+    """Parse configuration text as if read from ``path`` (relative paths resolve from its folder)."""
+    path = Path(path)
+    shown = str(path)
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None) or getattr(e, "context_mark", None)
+        problem = getattr(e, "problem", None) or str(e)
+        context, cmark = getattr(e, "context", None), getattr(e, "context_mark", None)
+        msg = f"invalid YAML: {problem}"
+        if context and cmark is not None and mark is not None and cmark.line != mark.line:
+            msg += f" ({context} that starts on line {cmark.line + 1})"
+        elif context:
+            msg += f" ({context})"
+        raise ConfigError([Issue(shown, mark.line + 1 if mark else None, "", msg)]) from e
+    lines: dict[KeyPath, int] = {}
+    dups: list[tuple[KeyPath, int]] = []
+    if node is not None:
+        index_lines(node, (), lines, dups)
+    checker = Checker(shown, lines)
+    for dup_path, dup_line in dups:
+        checker.issues.append(Issue(shown, dup_line, format_key(dup_path), "duplicate key"))
+    base = path.parent.resolve()
+    workflows = _project(checker, data, base, path.resolve())
+    if checker.issues:
+        ordered = sorted(checker.issues, key=lambda i: (i.line is None, i.line or 0))
+        raise ConfigError(ordered)
+    return ProjectConfig(path.resolve(), base, workflows)
+
+
+def _expand(root: Path, pattern: str) -> list[Path]:
+    hits = glob.glob(pattern, root_dir=root, recursive=True)
+    return sorted({(root / h).resolve() for h in hits if (root / h).is_file()})
+
+
+# ------------------------------------------------------------------- schema
+
+
+def _project(c: Checker, data: object, base: Path, config_path: Path) -> dict[str, Workflow]:
+    if data is None:
+        c.error((), "the file is empty; expected a 'workflows:' mapping")
+        return {}
+    top = c.mapping(data, (), ("workflows",), required=("workflows",), extra=lambda k: k.startswith("x-"))
+    if "workflows" not in top:
+        return {}
+    raw = c.mapping(top["workflows"], ("workflows",), None)
+    if not raw and isinstance(top["workflows"], (dict, type(None))):
+        c.error(("workflows",), "no workflows defined")
+    workflows: dict[str, Workflow] = {}
+    outputs: dict[Path, str] = {}
+    for name, body in raw.items():
+        if not _WORKFLOW_NAME.fullmatch(name):
+            c.error(("workflows", name), "workflow names may hold only letters, digits, '_' and '-'")
+            continue
+        wf = _workflow(c, name, body, base, config_path)
+        if wf is None:
+            continue
+        out = wf.output_dir.resolve()
+        if out in outputs:
+            c.error(("workflows", name, "output"), f"same output folder as workflow '{outputs[out]}'")
+        outputs[out] = name
+        workflows[name] = wf
+    return workflows
+
+
+def _workflow(c: Checker, name: str, body: object, base: Path, config_path: Path) -> Workflow | None:
+    p: KeyPath = ("workflows", name)
+    before = len(c.issues)
+    w = c.mapping(body, p, WORKFLOW_KEYS, required=("language", "sources"))
+
+    root = base
+    root_ok = True
+    if "root" in w:
+        r = c.string(w["root"], (*p, "root"))
+        root_ok = r is not None
+        if r is not None:
+            root = (base / r).resolve()
+            if not root.is_dir():
+                c.error((*p, "root"), f"folder '{r}' does not exist (relative to {base})")
+                root_ok = False
+
+    language = "fortran"
+    if "language" in w:
+        lang = w["language"]
+        if lang not in LANGUAGES:
+            hint = did_you_mean(str(lang), LANGUAGES)
+            c.error((*p, "language"), f"unknown language {describe(lang)}{hint}; expected one of: "
+                    + ", ".join(LANGUAGES))
+        else:
+            language = lang
+    norm: Callable[[str], str] = str.lower if language == "fortran" else str
+
+    sources = c.string_list(w["sources"], (*p, "sources"), "globs") if "sources" in w else []
+    if root_ok:
+        for i, pattern in enumerate(sources):
+            if not _expand(root, pattern):
+                c.error((*p, "sources", i), f"glob '{pattern}' matches no file under {root}")
+
+    targets = list(TARGETS)
+    if "targets" in w:
+        targets = []
+        for i, t in enumerate(c.string_list(w["targets"], (*p, "targets"), "targets")):
+            if t not in TARGETS:
+                c.error((*p, "targets", i), f"unknown target '{t}'{did_you_mean(t, TARGETS)}; "
+                        f"expected one of: {', '.join(TARGETS)}")
+            elif t in targets:
+                c.error((*p, "targets", i), f"target '{t}' listed twice")
+            else:
+                targets.append(t)
+
+    settings = _settings(c, p, w, norm)
+
+    output = f"out/{name}"
+    if "output" in w:
+        output = c.string(w["output"], (*p, "output")) or output
+
+    regions: dict[str, RegionConfig] = {}
+    for key, (raw_name, body_r) in c.names(w.get("regions"), (*p, "regions"), norm, _REGION_NAME).items():
+        rp: KeyPath = (*p, "regions", raw_name)
+        r = c.mapping(body_r, rp, REGION_KEYS)
+        sizes, values, inputs, shapes = _settings(c, rp, r, norm)
+        regions[key] = RegionConfig(key, sizes, values, inputs, shapes)
+
+    validate = _validate(c, (*p, "validate"), w.get("validate"))
+    optimize = OptimizeConfig()
+    if "optimize" in w:
+        o = c.mapping(w["optimize"], (*p, "optimize"), OPTIMIZE_KEYS)
+        if "budget" in o:
+            budget = c.integer(o["budget"], (*p, "optimize", "budget"), minimum=0)
+            optimize = OptimizeConfig(budget if budget is not None else 0)
+    agent = _agent(c, (*p, "agent"), w.get("agent"))
+    preprocess = _preprocess(c, (*p, "preprocess"), w.get("preprocess"), root if root_ok else None)
+
+    if len(c.issues) != before:
+        return None
+    key_lines = {format_key(k): v for k, v in c.lines.items() if k[:2] == p}
+    return Workflow(
+        name=name, language=language, sources=sources, targets=targets,
+        sizes=settings[0], values=settings[1], inputs=settings[2], shapes=settings[3],
+        validate=validate, optimize=optimize, agent=agent, output=output, preprocess=preprocess,
+        regions=regions, root=root, config_path=config_path, key_lines=key_lines,
+    )
+
+
+def _settings(c: Checker, p: KeyPath, w: dict[str, Any], norm: Callable[[str], str]) -> tuple[
+        dict[str, int], dict[str, Scalar | list[Scalar]], dict[str, str], dict[str, tuple[str, ...]]]:
+    """sizes, values, inputs and shapes of a workflow or a region."""
+    sizes: dict[str, int] = {}
+    for key, (raw, v) in c.names(w.get("sizes"), (*p, "sizes"), norm).items():
+        n = c.integer(v, (*p, "sizes", raw))
+        if n is not None:
+            sizes[key] = n
+    values: dict[str, Scalar | list[Scalar]] = {}
+    for key, (raw, v) in c.names(w.get("values"), (*p, "values"), norm).items():
+        vp: KeyPath = (*p, "values", raw)
+        if key in sizes:
+            c.error(vp, f"'{raw}' is also given in sizes; give it in one place")
+        elif isinstance(v, list):
+            if not v:
+                c.error(vp, "expected a value or a non-empty list of values")
+            bad = [i for i, item in enumerate(v) if not _is_scalar(item)]
+            for i in bad:
+                c.error((*vp, i), f"expected a string, number or boolean, got {describe(v[i])}")
+            if v and not bad:
+                values[key] = list(v)
+        elif _is_scalar(v):
+            values[key] = v
+        else:
+            c.error(vp, f"expected a value or a list of values, got {describe(v)}")
+    inputs: dict[str, str] = {}
+    for key, (raw, v) in c.names(w.get("inputs"), (*p, "inputs"), norm).items():
+        ip: KeyPath = (*p, "inputs", raw)
+        gen = c.string(v, ip)
+        if gen is not None:
+            problem = _generator_problem(gen)
+            if problem:
+                c.error(ip, problem)
+            else:
+                inputs[key] = gen
+    shapes: dict[str, tuple[str, ...]] = {}
+    for key, (raw, v) in c.names(w.get("shapes"), (*p, "shapes"), norm).items():
+        sp: KeyPath = (*p, "shapes", raw)
+        if not isinstance(v, list) or not v:
+            c.error(sp, f"expected a list of extents (strings or integers), got {describe(v)}")
+            continue
+        extents = []
+        for i, e in enumerate(v):
+            if isinstance(e, int) and not isinstance(e, bool):
+                extents.append(str(e))
+            elif isinstance(e, str) and e.strip() and _EXTENT.fullmatch(e):
+                extents.append(norm(e.strip()))
+            else:
+                c.error((*sp, i), f"expected an extent expression or an integer, got {describe(e)}")
+        if len(extents) == len(v):
+            shapes[key] = tuple(extents)
+    return sizes, values, inputs, shapes
+
+
+def _is_scalar(v: object) -> bool:
+    return isinstance(v, (str, int, float, bool))
+
+
+def _generator_problem(gen: str) -> str | None:
+    if gen in GENERATORS:
+        return None
+    m = _INT_GEN.fullmatch(gen)
+    if m:
+        return None if int(m.group(1)) <= int(m.group(2)) else f"'{gen}': LO must be <= HI"
+    if gen.startswith("int:"):
+        return f"'{gen}': expected int:LO:HI with integer bounds"
+    if _FUNC_GEN.fullmatch(gen):
+        return None
+    return (f"unknown input generator '{gen}'{did_you_mean(gen, GENERATORS)}; expected one of: "
+            f"{', '.join(GENERATORS)}, int:LO:HI, module:function")
+
+
+def _validate(c: Checker, p: KeyPath, value: object) -> ValidateConfig:
+    v = c.mapping(value, p, VALIDATE_KEYS)
+    trials = 3
+    if "trials" in v:
+        t = c.integer(v["trials"], (*p, "trials"), minimum=1)
+        trials = t if t is not None else trials
+    tol: dict[str, float | None] = {"rtol": None, "atol": None}
+    if "tolerance" in v:
+        t_map = c.mapping(v["tolerance"], (*p, "tolerance"), TOLERANCE_KEYS)
+        for k in TOLERANCE_KEYS:
+            if k in t_map:
+                tol[k] = c.non_negative_number(t_map[k], (*p, "tolerance", k))
+    for k in TOLERANCE_KEYS:
+        if k in v:
+            if tol[k] is not None:
+                c.error((*p, k), f"{k} is also given under tolerance; give it in one place")
+            else:
+                tol[k] = c.non_negative_number(v[k], (*p, k))
+    return ValidateConfig(trials, tol["rtol"], tol["atol"])
+
+
+def _agent(c: Checker, p: KeyPath, value: object) -> AgentConfig:
+    a = c.mapping(value, p, AGENT_KEYS)
+    provider = "none"
+    if "provider" in a:
+        prov = a["provider"]
+        if prov is False or prov is None:  # `provider: no` / `provider:`
+            prov = "none"
+        if prov not in PROVIDERS:
+            c.error((*p, "provider"), f"unknown provider {describe(prov)}{did_you_mean(str(prov), PROVIDERS)}; "
+                    f"expected one of: {', '.join(PROVIDERS)}")
+        else:
+            provider = prov
+    model = c.string(a["model"], (*p, "model")) if "model" in a else None
+    base_url = c.string(a["base_url"], (*p, "base_url")) if "base_url" in a else None
+    if base_url is not None and not re.match(r"https?://", base_url):
+        c.error((*p, "base_url"), f"expected an http:// or https:// URL, got '{base_url}'")
+    api_key_env = "OPENAI_API_KEY"
+    if "api_key_env" in a:
+        env = c.string(a["api_key_env"], (*p, "api_key_env"))
+        if env is not None and not _IDENT.fullmatch(env):
+            c.error((*p, "api_key_env"), f"'{env}' is not an environment variable name (give its name, not the key)")
+        elif env is not None:
+            api_key_env = env
+    if provider == "openai" and model is None and "model" not in a:
+        c.error(p, "missing required key 'model' (needed when provider is openai)")
+    return AgentConfig(provider, model, base_url, api_key_env)
+
+
+def _preprocess(c: Checker, p: KeyPath, value: object, root: Path | None) -> PreprocessConfig:
+    pp = c.mapping(value, p, PREPROCESS_KEYS)
+    include: list[str] = []
+    if "include" in pp:
+        for i, d in enumerate(c.string_list(pp["include"], (*p, "include"), "folders")):
+            if root is not None and not (root / d).is_dir():
+                c.error((*p, "include", i), f"include folder '{d}' does not exist under {root}")
+            include.append(d)
+    defines: dict[str, str] = {}
+    for k, v in c.mapping(pp.get("defines"), (*p, "defines"), None).items():
+        if not _IDENT.fullmatch(k):
+            c.error((*p, "defines", k), "not a valid macro name")
+        elif v is None or v is True:
+            defines[k] = "1"
+        elif v is False:
+            defines[k] = "0"
+        elif isinstance(v, (int, float, str)):
+            defines[k] = str(v)
+        else:
+            c.error((*p, "defines", k), f"expected a value for the macro, got {describe(v)}")
+    return PreprocessConfig(include, defines)
+
