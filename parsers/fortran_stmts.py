@@ -1,0 +1,378 @@
+"""Lowering of Fortran executable statements (fparser2 nodes) to IR statements.
+
+A handler table keyed by fparser2 node class; anything else raises
+``Unsupported`` naming the construct and file:line, which turns the routine into
+an ``ir.Opaque``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+
+from fparser.two import Fortran2003 as F
+
+from parsers.base import Unsupported
+from parsers.fortran_expr import ExprLowerer, SrcLoop, coerce
+from parsers.fortran_scope import construct_name
+from translate import ir
+from translate.ir import BinOp, Call, Const, DType, Expr, Load, UnOp, Var
+from translate.simplify import add, const_int, mul, simplify, sub
+
+_ERROR_HANDLERS = ("xerbla",)
+_DIRECTIVE = re.compile(r"^\s*[!*cC]\$(omp|acc)\b\s*&?\s*(.*)$", re.I)
+_LOOP_DIRECTIVE = re.compile(
+    r"^(omp\s+(parallel\s+do|do|target\s+teams\s+distribute(\s+parallel\s+do)?|simd|parallel\s+do\s+simd)"
+    r"|acc\s+(parallel\s+loop|kernels\s+loop|loop|serial\s+loop))\b", re.I)
+_INLINE_MAX_STMTS = 12
+
+Resolver = Callable[[str], "ir.Kernel | ir.Opaque | None"]
+
+
+@dataclass
+class StmtLowerer:
+    ex: ExprLowerer
+    lines: list[str]  # the (preprocessed) source text the parser saw
+    orig_line: Callable[[int], int]
+    resolve: Resolver
+    prelude: list[ir.Stmt] = field(default_factory=list)
+    extra_locals: dict[str, ir.Decl] = field(default_factory=dict)
+    inlined: int = 0
+
+    def __post_init__(self) -> None:
+        self.ex.call_function = self.call_function
+
+    # --------------------------------------------------------------- blocks
+
+    def block(self, nodes: list[object]) -> tuple[ir.Stmt, ...]:
+        out: list[ir.Stmt] = []
+        i = 0
+        while i < len(nodes):
+            node = nodes[i]
+            if isinstance(node, F.Label_Do_Stmt):  # DO loops sharing one terminal label
+                out.extend(self.flush(self.do_loop(node, nodes[i + 1:])))
+                break
+            out.extend(self.flush(self.stmt(node)))
+            i += 1
+        return tuple(out)
+
+    def flush(self, stmts: tuple[ir.Stmt, ...]) -> tuple[ir.Stmt, ...]:
+        pre, self.prelude = tuple(self.prelude), []
+        return pre + stmts
+
+    def stmt(self, node: object) -> tuple[ir.Stmt, ...]:
+        span = getattr(getattr(node, "item", None), "span", None)
+        if span:
+            self.ex.line = span[0]
+        handler = next((h for c in type(node).__mro__ if (h := _STMT_HANDLERS.get(c)) is not None), None)
+        if handler is None:
+            raise Unsupported(f"{construct_name(node)} at {self.ex.where(node)} cannot be lowered")
+        return handler(self, node)
+
+    # ----------------------------------------------------------- statements
+
+    def nothing(self, node: object) -> tuple[ir.Stmt, ...]:
+        return ()
+
+    def ret(self, node: object) -> tuple[ir.Stmt, ...]:
+        return (ir.Return(),)
+
+    def assign(self, node: object) -> tuple[ir.Stmt, ...]:
+        lhs, _, rhs = node.items  # type: ignore[attr-defined]
+        if isinstance(lhs, F.Name):
+            name = str(lhs).lower()
+            sym = self.ex.scope.lookup(name)
+            if name in self.ex.loop_env:
+                raise Unsupported(f"assignment to DO variable {name} at {self.ex.where()}")
+            if sym is not None and sym.dims is not None:
+                raise Unsupported(f"whole-array assignment to '{name}' at {self.ex.where()} cannot be lowered")
+            if sym is not None and sym.const is not None:
+                raise Unsupported(f"assignment to PARAMETER {name} at {self.ex.where()}")
+            self.ex.used.add(name)
+            target: Var | Load = Var(name, self.ex.scope.type_of(name))
+        elif isinstance(lhs, F.Part_Ref):
+            name = str(lhs.items[0]).lower()
+            sym = self.ex.scope.lookup(name)
+            if sym is None or sym.dims is None:
+                raise Unsupported(f"statement function or substring '{lhs}' at {self.ex.where()} cannot be lowered")
+            target = self.ex.load(name, sym, list(lhs.items[1].items))
+        else:
+            raise Unsupported(f"assignment to '{lhs}' at {self.ex.where()} cannot be lowered")
+        value = self.ex.expr(rhs)
+        if target.dtype == DType.CHAR and value.dtype != DType.CHAR:
+            raise Unsupported(f"character assignment at {self.ex.where()} cannot be lowered")
+        return (ir.Assign(target, coerce(value, target.dtype)),)
+
+    def if_stmt(self, node: object) -> tuple[ir.Stmt, ...]:
+        cond_node, action = node.items  # type: ignore[attr-defined]
+        cond = self.cond(cond_node)
+        self.ex.guards.append(cond)
+        try:
+            body = self.flush(self.stmt(action))
+        finally:
+            self.ex.guards.pop()
+        return (ir.If(cond, body),)
+
+    def cond(self, node: object) -> Expr:
+        c = self.ex.expr(node)
+        if c.dtype != DType.BOOL:
+            raise Unsupported(f"non-logical IF condition at {self.ex.where()}")
+        return simplify(c)
+
+    def if_construct(self, node: object) -> tuple[ir.Stmt, ...]:
+        children = list(node.children)  # type: ignore[attr-defined]
+        arms: list[tuple[Expr | None, list[object]]] = []
+        for child in children:
+            if isinstance(child, (F.If_Then_Stmt, F.Else_If_Stmt)):
+                self.ex.line = child.item.span[0]
+                arms.append((self.cond(child.items[0]), []))
+            elif isinstance(child, F.Else_Stmt):
+                arms.append((None, []))
+            elif isinstance(child, F.End_If_Stmt) or not arms:
+                continue
+            else:
+                arms[-1][1].append(child)
+        pre = tuple(self.prelude)
+        self.prelude = []
+        return pre + (self._arms(arms, 0),)
+
+    def _arms(self, arms: list[tuple[Expr | None, list[object]]], k: int) -> ir.If:
+        cond, nodes = arms[k]
+        assert cond is not None
+        negs = [UnOp("not", c, DType.BOOL) for c, _ in arms[:k] if c is not None]
+        self.ex.guards.extend([*negs, cond])
+        then = self.block(nodes)
+        del self.ex.guards[len(self.ex.guards) - len(negs) - 1:]
+        orelse: tuple[ir.Stmt, ...] = ()
+        if k + 1 < len(arms):
+            nxt_cond, nxt_nodes = arms[k + 1]
+            if nxt_cond is None:
+                negs = [UnOp("not", c, DType.BOOL) for c, _ in arms[: k + 1] if c is not None]
+                self.ex.guards.extend(negs)
+                orelse = self.block(nxt_nodes)
+                del self.ex.guards[len(self.ex.guards) - len(negs):]
+            else:
+                orelse = (self._arms(arms, k + 1),)
+        return ir.If(cond, then, orelse)
+
+    # ---------------------------------------------------------------- loops
+
+    def do_construct(self, node: object) -> tuple[ir.Stmt, ...]:
+        children = list(node.children)  # type: ignore[attr-defined]
+        k = next(i for i, c in enumerate(children) if isinstance(c, (F.Label_Do_Stmt, F.Nonlabel_Do_Stmt)))
+        return self.do_loop(children[k], children[k + 1:])
+
+    def do_loop(self, header: object, body_nodes: list[object]) -> tuple[ir.Stmt, ...]:
+        self.ex.line = header.item.span[0]  # type: ignore[attr-defined]
+        src_line = self.ex.line
+        ctrl = next((i for i in header.items if isinstance(i, F.Loop_Control)), None)  # type: ignore[attr-defined]
+        if ctrl is None:
+            raise Unsupported(f"DO without loop control at {self.ex.where()} cannot be lowered")
+        body_nodes = [b for b in body_nodes if not isinstance(b, F.End_Do_Stmt)]
+        directive = self.directive(src_line)
+        if isinstance(ctrl.items[3], F.Forall_Header):
+            specs = list(ctrl.items[3].items[0].items)
+            if ctrl.items[3].items[1] is not None:
+                raise Unsupported(f"DO CONCURRENT with a mask at {self.ex.where()} cannot be lowered")
+            controls = [(str(s.items[0]).lower(), s.items[1], s.items[2], s.items[3]) for s in specs]
+            directive = "do concurrent"
+        elif ctrl.items[1] is None:
+            raise Unsupported(f"DO WHILE at {self.ex.where()} cannot be lowered")
+        else:
+            var, bounds = ctrl.items[1]
+            controls = [(str(var).lower(), bounds[0], bounds[1], bounds[2] if len(bounds) > 2 else None)]
+        return (self._nest(controls, body_nodes, directive, src_line),)
+
+    def _nest(self, controls: list[tuple[str, object, object, object]], body_nodes: list[object],
+              directive: str | None, src_line: int) -> ir.Loop:
+        var, first_n, last_n, step_n = controls[0]
+        if not self.ex.scope.type_of(var).is_int:
+            raise Unsupported(f"DO loop with non-integer variable {var} at {self.ex.where()} cannot be lowered")
+        first = self._int(self.ex.expr(first_n))
+        last = self._int(self.ex.expr(last_n))
+        step = self._int(self.ex.expr(step_n)) if step_n is not None else Const(1, DType.I32)
+        stepc = const_int(step)
+        one = Const(1, DType.I32)
+        if stepc == 0:
+            raise Unsupported(f"DO loop with zero step at {self.ex.where()}")
+        saved = self.ex.loop_env.get(var)
+        if stepc is not None:
+            start, stop = sub(first, one), (last if stepc > 0 else sub(last, Const(2, DType.I32)))
+            ir_step: Expr = Const(stepc, DType.I32)
+            self.ex.loop_env[var] = add(Var(var, DType.I32), one)
+        else:
+            trip = BinOp("div", add(sub(last, first), step), step, DType.I32)
+            start, ir_step = Const(0, DType.I32), one
+            stop = Call("max", (Const(0, DType.I32), simplify(trip)), DType.I32)
+            self.ex.loop_env[var] = add(first, mul(Var(var, DType.I32), step))
+        self.ex.src_loops.append(SrcLoop(var, first, last, step))
+        try:
+            if len(controls) > 1:
+                body: tuple[ir.Stmt, ...] = (self._nest(controls[1:], body_nodes, directive, src_line),)
+            else:
+                body = self.block(body_nodes)
+        finally:
+            self.ex.src_loops.pop()
+            if saved is None:
+                self.ex.loop_env.pop(var, None)
+            else:
+                self.ex.loop_env[var] = saved
+        return ir.Loop(var, simplify(start), simplify(stop), ir_step, body, directive=directive,
+                       line=self.orig_line(src_line))
+
+    def _int(self, e: Expr) -> Expr:
+        if not e.dtype.is_int:
+            raise Unsupported(f"non-integer loop bound at {self.ex.where()} cannot be lowered")
+        return simplify(e)
+
+    def directive(self, line: int) -> str | None:
+        """An ``!$omp``/``!$acc`` loop directive on the lines just above ``line``."""
+        found: list[re.Match[str]] = []
+        k = line - 2
+        while k >= 0 and k < len(self.lines):
+            text = self.lines[k].strip()
+            m = _DIRECTIVE.match(text)
+            if m and m.group(2).lower().startswith("end"):
+                break
+            if m:
+                found.insert(0, m)
+            elif text and not text.startswith("!") and not self._fixed_comment(k):
+                break
+            elif found:
+                break
+            k -= 1
+        if not found:
+            return None
+        body = " ".join(m.group(2).strip().strip("&").strip() for m in found)
+        text = re.sub(r"\s+", " ", f"{found[0].group(1)} {body}").strip().lower()
+        return text if _LOOP_DIRECTIVE.match(text) else None
+
+    def _fixed_comment(self, k: int) -> bool:
+        raw = self.lines[k]
+        return bool(raw) and raw[0] in "cC*"
+
+    # ---------------------------------------------------------------- calls
+
+    def call(self, node: object) -> tuple[ir.Stmt, ...]:
+        name = str(node.items[0]).lower()  # type: ignore[attr-defined]
+        args = list(node.items[1].items) if node.items[1] is not None else []  # type: ignore[attr-defined]
+        if name in _ERROR_HANDLERS:
+            return (ir.ErrorCall(name, tuple(self.ex.expr(a) for a in args)),)
+        stmts, _ = self.inline(name, args, node, function=False)
+        return stmts
+
+    def call_function(self, name: str, args: list[object], node: object) -> Expr:
+        stmts, value = self.inline(name, args, node, function=True)
+        self.prelude.extend(stmts)
+        assert value is not None
+        return value
+
+    def inline(self, name: str, args: list[object], node: object,
+               function: bool) -> tuple[tuple[ir.Stmt, ...], Expr | None]:
+        where = self.ex.where(node)
+        callee = self.resolve(name)
+        if callee is None:
+            raise Unsupported(f"call to external routine {name.upper()} at {where} cannot be lowered"
+                              " (not in the project)")
+        if isinstance(callee, ir.Opaque):
+            raise Unsupported(f"call to {name.upper()} not inlined ({where}): {callee.reason}")
+        body = list(callee.body)
+        if body and isinstance(body[-1], ir.Return):
+            body.pop()
+        nodes = [n for s in body for n in ir.walk(s) if isinstance(n, (ir.Assign, ir.If, ir.Loop, ir.Return,
+                                                                         ir.ErrorCall))]
+        if any(isinstance(n, (ir.Loop, ir.Return, ir.ErrorCall)) for n in nodes) or len(nodes) > _INLINE_MAX_STMTS:
+            raise Unsupported(f"call to {name.upper()} not inlined ({where})")
+        if function and callee.result is None:
+            raise Unsupported(f"subroutine {name.upper()} used as a function at {where}")
+        if len(args) != len(callee.params):
+            raise Unsupported(f"call to {name.upper()} at {where} has {len(args)} arguments,"
+                              f" {len(callee.params)} expected")
+        self.inlined += 1
+        tag = f"{name}{self.inlined}_"
+        mapping: dict[str, Expr] = {}
+        arrays: dict[str, tuple[str, tuple[Expr, ...]]] = {}
+        pre: list[ir.Stmt] = []
+        for p, a in zip(callee.params, args, strict=True):
+            if isinstance(p, ir.Array):
+                arrays[p.name] = self._array_arg(p, a, name, where)
+                continue
+            if p.binding is not None:
+                raise Unsupported(f"call to {name.upper()} not inlined ({where}): it uses global {p.name}")
+            value = self.ex.expr(a)
+            if p.intent.writes:
+                if not isinstance(value, (Var, Load)):
+                    raise Unsupported(f"argument {p.name} of {name.upper()} at {where} is written but not a variable")
+                mapping[p.name] = value
+            elif isinstance(value, (Var, Const, Load)):
+                mapping[p.name] = coerce(value, p.dtype)
+            else:
+                tmp = Var(tag + p.name, p.dtype)
+                self.extra_locals[tmp.name] = ir.Scalar(tmp.name, p.dtype)
+                pre.append(ir.Assign(tmp, coerce(value, p.dtype)))
+                mapping[p.name] = tmp
+        for d in callee.locals:
+            if isinstance(d, ir.Array):
+                raise Unsupported(f"call to {name.upper()} not inlined ({where}): it has local arrays")
+            mapping[d.name] = Var(tag + d.name, d.dtype)
+            self.extra_locals[tag + d.name] = ir.Scalar(tag + d.name, d.dtype)
+        new_body = tuple(_rename_arrays(ir.substitute(s, mapping), arrays) for s in body)  # type: ignore[arg-type]
+        if function:
+            result = mapping[name]
+            if (len(new_body) == 1 and isinstance(new_body[0], ir.Assign) and new_body[0].target == result
+                    and not pre):
+                self.extra_locals.pop(tag + name, None)
+                return (), new_body[0].value
+            return tuple(pre) + new_body, result
+        return tuple(pre) + new_body, None
+
+    def _array_arg(self, p: ir.Array, a: object, name: str, where: str) -> tuple[str, tuple[Expr, ...]]:
+        if not isinstance(a, F.Name):
+            raise Unsupported(f"call to {name.upper()} not inlined ({where}): array argument '{a}'"
+                              " is not a whole array")
+        arg = str(a).lower()
+        sym = self.ex.scope.lookup(arg)
+        if sym is None or sym.dims is None or len(sym.dims) != p.rank:
+            raise Unsupported(f"call to {name.upper()} not inlined ({where}): array argument '{arg}' has another rank")
+        self.ex.used.add(arg)
+        callee_lower = p.lower or tuple(Const(1, DType.I32) for _ in p.shape)
+        shift = tuple(simplify(sub(cl, lo)) for cl, (lo, _) in zip(callee_lower, sym.dims, strict=True))
+        if p.rank > 1:
+            raise Unsupported(f"call to {name.upper()} not inlined ({where}): multi-dimensional array argument")
+        return arg, shift
+
+
+def _rename_arrays(node: object, arrays: dict[str, tuple[str, tuple[Expr, ...]]]) -> object:
+    if isinstance(node, Load) and node.array in arrays:
+        new, shift = arrays[node.array]
+        index = tuple(simplify(add(_rename_arrays(i, arrays), s)) for i, s in zip(node.index, shift, strict=True))
+        return Load(new, index, node.dtype)  # type: ignore[arg-type]
+    if not hasattr(node, "__dataclass_fields__") or isinstance(node, (ir.Origin, ir.Reduction)):
+        return node
+    changes: dict[str, object] = {}
+    for fname in node.__dataclass_fields__:  # type: ignore[attr-defined]
+        v = getattr(node, fname)
+        if isinstance(v, tuple):
+            nv: object = tuple(_rename_arrays(x, arrays) for x in v)
+        elif hasattr(v, "__dataclass_fields__"):
+            nv = _rename_arrays(v, arrays)
+        else:
+            continue
+        if nv != v:
+            changes[fname] = nv
+    return replace(node, **changes) if changes else node  # type: ignore[type-var]
+
+
+_STMT_HANDLERS: MappingProxyType[type, Callable[[StmtLowerer, object], tuple[ir.Stmt, ...]]] = MappingProxyType({
+    F.Comment: StmtLowerer.nothing,
+    F.Continue_Stmt: StmtLowerer.nothing,
+    F.Return_Stmt: StmtLowerer.ret,
+    F.Assignment_Stmt: StmtLowerer.assign,
+    F.If_Stmt: StmtLowerer.if_stmt,
+    F.If_Construct: StmtLowerer.if_construct,
+    F.Block_Label_Do_Construct: StmtLowerer.do_construct,
+    F.Block_Nonlabel_Do_Construct: StmtLowerer.do_construct,
+    F.Call_Stmt: StmtLowerer.call,
+})

@@ -1,0 +1,1 @@
+      integer, parameter :: nmax = NMAX_VALUE
