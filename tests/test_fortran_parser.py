@@ -126,7 +126,7 @@ def test_negative_step_and_lower_bounds(misc) -> None:
     u = j2.param("u")
     assert u.lower == (Const(0, I32), Const(0, I32))
     assert u.shape == (BinOp("add", Var("n", I32), Const(2, I32), I32), BinOp("add", Var("m", I32), Const(2, I32), I32))
-    assert j2.param("unew").intent == Intent.INOUT
+    assert j2.param("unew").intent == Intent.OUT
     inner = loops(j2)[1]
     # u(i-1, j) with i -> i+1 and lower bound 0: u[i, j+1]
     loads = [x for x in ir.walk(inner.body[0].value) if isinstance(x, Load)]

@@ -12,11 +12,31 @@ kernel's body into segments:
 * ``DeviceSerial``: statements that touch arrays but are not parallel (a
   loop-carried recurrence, a single element update): one single-thread device
   kernel. Scalars it writes that are read later are copied back.
+
+Contract of the segment fields (what every renderer relies on):
+
+* ``DeviceNest.loops``: the collapsed loops, outermost first; only the last one
+  keeps its body (the others have ``body=()``). ``body`` is the innermost body,
+  with any sunk scalar assignments prepended (each thread recomputes them).
+* ``scalars_in``: host scalars read (by value), including the extents that the
+  linearisation of touched multi-dimensional arrays needs (``stride_scalars``)
+  and those in the loop headers. Never includes loop variables of the nest,
+  privates, reduction variables or ``scalars_out``.
+* ``DeviceNest.private``: scalars assigned in the body (declared per iteration).
+* ``DeviceNest.reductions``: each combines with the host value of the variable
+  before the nest: ``s_after = s_before OP reduce(body contributions)``.
+* ``DeviceSerial.scalars_out``: scalars it writes that may be read afterwards
+  (or are out/inout parameters or the function result). They are copied in
+  (the host value) AND copied back. Scalars it writes that are neither in
+  ``scalars_in`` nor ``scalars_out`` are local to the device code.
+* Names are ``<routine>_loop<k>`` and ``<routine>_serial<k>``, numbered in
+  source order; ``line`` is the source line of the (first) loop, 0 if none.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, replace
 
 from translate import ir
 
@@ -81,3 +101,455 @@ class DeviceSerial:
 
 
 Segment = HostBlock | HostIf | HostLoop | DeviceNest | DeviceSerial
+
+
+# ----------------------------------------------------------------- schedules
+
+
+def apply_schedule(kernel: ir.Kernel, schedule: Schedule) -> ir.Kernel:
+    """Level 0: unchanged. Level 1: in each parallel nest only the outermost
+    parallel loop stays parallel. Level 2: every loop serial."""
+    if schedule.level <= 0:
+        return kernel
+    if schedule.level > MAX_LEVEL:
+        raise ValueError(f"schedule level {schedule.level} > {MAX_LEVEL}")
+    body = tuple(_reschedule(s, schedule.level, inside=False) for s in kernel.body)
+    return replace(kernel, body=body)
+
+
+def _serial(loop: ir.Loop, body: tuple[ir.Stmt, ...], why: str) -> ir.Loop:
+    return replace(loop, kind=ir.LoopKind.SERIAL, reductions=(), body=body, reason=why)
+
+
+def _reschedule(stmt: ir.Stmt, level: int, inside: bool) -> ir.Stmt:
+    if isinstance(stmt, ir.If):
+        return replace(
+            stmt,
+            then=tuple(_reschedule(s, level, inside) for s in stmt.then),
+            orelse=tuple(_reschedule(s, level, inside) for s in stmt.orelse),
+        )
+    if not isinstance(stmt, ir.Loop):
+        return stmt
+    parallel = stmt.kind is ir.LoopKind.PARALLEL
+    inner_inside = inside or parallel
+    body = tuple(_reschedule(s, level, inner_inside) for s in stmt.body)
+    if parallel and (level >= 2 or inside):
+        why = "serial by schedule level 2" if level >= 2 else "serial by schedule level 1 (inner loop of a nest)"
+        return _serial(stmt, body, why)
+    return replace(stmt, body=body)
+
+
+# --------------------------------------------------------------- IR queries
+
+
+def scalar_reads(node: object) -> set[str]:
+    """Names of every ``Var`` read in ``node`` (assignment targets that are
+    plain variables are not reads; the indices of stored-to elements are)."""
+    out: set[str] = set()
+    _reads(node, out)
+    return out
+
+
+def _reads(node: object, out: set[str]) -> None:
+    if isinstance(node, ir.Var):
+        out.add(node.name)
+    elif isinstance(node, ir.Assign):
+        if isinstance(node.target, ir.Load):
+            for i in node.target.index:
+                _reads(i, out)
+        _reads(node.value, out)
+    else:
+        for child in ir.children(node):
+            _reads(child, out)
+
+
+def scalar_writes(node: object) -> set[str]:
+    """Scalars assigned in ``node`` (not loop variables)."""
+    return {
+        n.target.name for n in ir.walk(node) if isinstance(n, ir.Assign) and isinstance(n.target, ir.Var)
+    }
+
+
+def loop_vars(node: object) -> set[str]:
+    return {n.var for n in ir.walk(node) if isinstance(n, ir.Loop)}
+
+
+def arrays_touched(node: object) -> set[str]:
+    return {n.array for n in ir.walk(node) if isinstance(n, ir.Load)}
+
+
+def arrays_written(node: object) -> set[str]:
+    return {
+        n.target.array for n in ir.walk(node) if isinstance(n, ir.Assign) and isinstance(n.target, ir.Load)
+    }
+
+
+def has_parallel(node: object) -> bool:
+    return any(isinstance(n, ir.Loop) and n.kind is ir.LoopKind.PARALLEL for n in ir.walk(node))
+
+
+def has_exit(node: object) -> bool:
+    """True when ``node`` contains a ``Return`` or an ``ErrorCall`` (host-only)."""
+    return any(isinstance(n, (ir.Return, ir.ErrorCall)) for n in ir.walk(node))
+
+
+def _many(stmts: Iterable[object], query: Callable[[object], set[str]]) -> set[str]:
+    out: set[str] = set()
+    for s in stmts:
+        out |= query(s)
+    return out
+
+
+def first_line(stmts: Iterable[object]) -> int:
+    for s in stmts:
+        for n in ir.walk(s):
+            if isinstance(n, ir.Loop) and n.line:
+                return n.line
+    return 0
+
+
+def _order(names: Iterable[str], kernel: ir.Kernel) -> tuple[str, ...]:
+    """Declaration order (params, then locals), then the rest alphabetically."""
+    decl = [d.name for d in kernel.params + kernel.locals]
+    rank = {n: i for i, n in enumerate(decl)}
+    return tuple(sorted(set(names), key=lambda n: (rank.get(n, len(rank)), n)))
+
+
+def stride_scalars(kernel: ir.Kernel, arrays: Iterable[str]) -> set[str]:
+    """Scalars the linearisation of ``arrays`` needs: the extents of every
+    dimension but the slowest one (the last for LEFT, the first for RIGHT)."""
+    out: set[str] = set()
+    for name in arrays:
+        try:
+            decl = kernel.param(name)
+        except KeyError:
+            continue
+        if not isinstance(decl, ir.Array) or decl.rank < 2:
+            continue
+        dims = decl.shape[:-1] if decl.layout is ir.Layout.LEFT else decl.shape[1:]
+        for d in dims:
+            out |= scalar_reads(d)
+    return out
+
+
+def fastest_first(nest: DeviceNest, kernel: ir.Kernel) -> tuple[int, ...]:
+    """Indices into ``nest.loops``, the loop that walks the contiguous
+    dimension of most accesses first (the first index of LEFT arrays, the last
+    of RIGHT ones); the others innermost to outermost."""
+    score = [0] * len(nest.loops)
+    names = [lp.var for lp in nest.loops]
+    for s in nest.body:
+        for n in ir.walk(s):
+            target = n.target if isinstance(n, ir.Assign) and isinstance(n.target, ir.Load) else None
+            load = target or (n if isinstance(n, ir.Load) else None)
+            if load is None or not load.index:
+                continue
+            try:
+                decl = kernel.param(load.array)
+            except KeyError:
+                continue
+            layout = decl.layout if isinstance(decl, ir.Array) else ir.Layout.LEFT
+            idx = load.index[0] if layout is ir.Layout.LEFT else load.index[-1]
+            used = scalar_reads(idx)
+            for k, v in enumerate(names):
+                if v in used:
+                    score[k] += 1
+    inner_first = list(range(len(nest.loops) - 1, -1, -1))
+    best = max(inner_first, key=lambda k: score[k])  # ties: the innermost loop
+    return (best, *(k for k in inner_first if k != best))
+
+
+def host_scalars(kernel: ir.Kernel, segments: Iterable[Segment]) -> tuple[str, ...]:
+    """Scalar locals the host code declares: those host statements use, and
+    those device segments read, write back or reduce into (not host loop
+    variables, which the host loops declare)."""
+    used: set[str] = set()
+    host_loop_vars: set[str] = set()
+    for seg in walk_segments(segments):
+        if isinstance(seg, HostBlock):
+            used |= _many(seg.stmts, scalar_reads) | _many(seg.stmts, scalar_writes)
+            host_loop_vars |= _many(seg.stmts, loop_vars)
+        elif isinstance(seg, HostIf):
+            used |= scalar_reads(seg.cond)
+        elif isinstance(seg, HostLoop):
+            used |= scalar_reads(seg.start) | scalar_reads(seg.stop) | scalar_reads(seg.step)
+            host_loop_vars.add(seg.var)
+        elif isinstance(seg, DeviceNest):
+            used |= set(seg.scalars_in) | {r.var for r in seg.reductions}
+        else:
+            used |= set(seg.scalars_in) | set(seg.scalars_out)
+    if kernel.result is not None:
+        used.add(kernel.name)
+    locals_ = [d.name for d in kernel.locals if isinstance(d, ir.Scalar)]
+    return tuple(n for n in locals_ if n in used and n not in host_loop_vars)
+
+
+def walk_segments(segments: Iterable[Segment]) -> Iterator[Segment]:
+    """Every segment, pre-order, including those inside host ifs and loops."""
+    for seg in segments:
+        yield seg
+        if isinstance(seg, HostIf):
+            yield from walk_segments(seg.then)
+            yield from walk_segments(seg.orelse)
+        elif isinstance(seg, HostLoop):
+            yield from walk_segments(seg.body)
+
+
+def device_segments(segments: Iterable[Segment]) -> tuple[DeviceNest | DeviceSerial, ...]:
+    return tuple(s for s in walk_segments(segments) if isinstance(s, (DeviceNest, DeviceSerial)))
+
+
+# ---------------------------------------------------------------- partition
+
+
+class PartitionError(ValueError):
+    """The body cannot be split into host and device code (for example a
+    ``Return`` inside a loop whose header reads an array)."""
+
+
+def partition(kernel: ir.Kernel) -> tuple[Segment, ...]:
+    """Split ``kernel.body`` into host and device segments (module docstring)."""
+    return _Partitioner(kernel).run()
+
+
+class _Partitioner:
+    def __init__(self, kernel: ir.Kernel) -> None:
+        self.kernel = kernel
+        self.counts = {"loop": 0, "serial": 0}
+        self.params = {d.name for d in kernel.params}
+        self.always_live = {
+            d.name for d in kernel.params if isinstance(d, ir.Scalar) and d.intent.writes
+        } | ({kernel.name} if kernel.result is not None else set())
+        self.all_stmts = kernel.body
+
+    def run(self) -> tuple[Segment, ...]:
+        return self.stmts(self.kernel.body, frozenset())
+
+    def name(self, kind: str) -> str:
+        self.counts[kind] += 1
+        return f"{self.kernel.name}_{kind}{self.counts[kind]}"
+
+    # ---- classification
+
+    def stmts(self, stmts: tuple[ir.Stmt, ...], after: frozenset[str]) -> tuple[Segment, ...]:
+        """``after``: scalars that may be read after this statement list."""
+        segs: list[Segment] = []
+        pending: list[ir.Stmt] = []  # device-serial statements to merge
+        host: list[ir.Stmt] = []
+        suffix_reads = [frozenset()] * (len(stmts) + 1)
+        for k in range(len(stmts) - 1, -1, -1):
+            suffix_reads[k] = suffix_reads[k + 1] | scalar_reads(stmts[k])
+
+        def flush_host() -> None:
+            if host:
+                segs.append(HostBlock(tuple(host)))
+                host.clear()
+
+        def flush_serial(k: int) -> None:
+            if pending:
+                segs.append(self.serial(tuple(pending), after | suffix_reads[k]))
+                pending.clear()
+
+        for k, s in enumerate(stmts):
+            live = after | suffix_reads[k + 1]
+            kind = self.classify(s, live)
+            if kind == "host":
+                flush_serial(k)
+                host.append(s)
+                continue
+            flush_host()
+            if kind == "serial":
+                pending.append(s)
+                continue
+            flush_serial(k)
+            if kind == "hostif":
+                assert isinstance(s, ir.If)
+                segs.append(HostIf(s.cond, self.stmts(s.then, live), self.stmts(s.orelse, live)))
+            elif kind == "nest":
+                assert isinstance(s, ir.Loop)
+                segs.append(self.nest(s, ()))
+            else:  # hostloop
+                assert isinstance(s, ir.Loop)
+                segs.append(self.host_loop(s, live))
+        flush_host()
+        flush_serial(len(stmts))
+        return tuple(segs)
+
+    def classify(self, s: ir.Stmt, live: frozenset[str]) -> str:
+        if not arrays_touched(s) and not has_parallel(s):
+            return "host"
+        if isinstance(s, ir.If):
+            if not arrays_touched(s.cond) and (has_parallel(s) or has_exit(s)):
+                return "hostif"
+        elif isinstance(s, ir.Loop) and not _header_arrays(s):
+            if s.kind is ir.LoopKind.PARALLEL and not has_exit(s):
+                return "nest"
+            if s.kind is ir.LoopKind.SERIAL and has_parallel(s) and self.hostable(s, live):
+                return "hostloop"
+        if has_exit(s):
+            raise PartitionError(
+                f"a return or error call inside device code (line {first_line([s]) or '?'}): "
+                "its condition reads an array"
+            )
+        return "serial"
+
+    def hostable(self, loop: ir.Loop, after: frozenset[str]) -> bool:
+        body = loop.body
+        for k, s in enumerate(body):
+            if isinstance(s, ir.Loop):
+                continue
+            if isinstance(s, ir.If):
+                if not arrays_touched(s) or (not arrays_touched(s.cond) and (has_parallel(s) or has_exit(s))):
+                    continue
+                return False
+            if not arrays_touched(s):
+                continue
+            if self.sink_target(body, k, after) is None:
+                return False
+        return True
+
+    def sink_target(self, body: tuple[ir.Stmt, ...], k: int, after: frozenset[str]) -> int | None:
+        """Index of the parallel loop that the array-reading scalar assignment
+        ``body[k]`` can be sunk into, or None."""
+        s = body[k]
+        if not (isinstance(s, ir.Assign) and isinstance(s.target, ir.Var)):
+            return None
+        run_end = k
+        while run_end < len(body) and _sinkable_shape(body[run_end]):
+            run_end += 1
+        if run_end >= len(body):
+            return None
+        nest = body[run_end]
+        if not (isinstance(nest, ir.Loop) and nest.kind is ir.LoopKind.PARALLEL and not _header_arrays(nest)):
+            return None
+        if has_exit(nest):
+            return None
+        var = s.target.name
+        others = [t for j, t in enumerate(body) if j not in (k, run_end)]
+        if scalar_reads(s.value) & _many(body[k + 1:run_end], scalar_writes):
+            return None
+        if var in _many(others, scalar_reads) or var in after or var in self.always_live:
+            return None
+        if var in scalar_writes(nest) or var in loop_vars(nest):
+            return None
+        if arrays_touched(s.value) & arrays_written(nest):
+            return None
+        if scalar_reads(s.value) & (scalar_writes(nest) | loop_vars(nest)):
+            return None
+        return run_end
+
+    def host_loop(self, loop: ir.Loop, after: frozenset[str]) -> HostLoop:
+        live = after | scalar_reads(loop)  # the next iteration reads the whole body again
+        body = list(loop.body)
+        sunk: dict[int, list[ir.Stmt]] = {}
+        keep: list[bool] = [True] * len(body)
+        for k, s in enumerate(body):
+            if isinstance(s, ir.Assign) and isinstance(s.target, ir.Var) and arrays_touched(s):
+                target = self.sink_target(loop.body, k, after)
+                if target is None:
+                    continue
+                sunk.setdefault(target, []).append(s)
+                keep[k] = False
+        segs: list[Segment] = []
+        rest: list[ir.Stmt] = []
+        for k, s in enumerate(body):
+            if not keep[k]:
+                continue
+            if k in sunk:
+                segs.extend(self.stmts(tuple(rest), live))
+                rest.clear()
+                assert isinstance(s, ir.Loop)
+                segs.append(self.nest(s, tuple(sunk[k])))
+            else:
+                rest.append(s)
+        segs.extend(self.stmts(tuple(rest), live))
+        return HostLoop(loop.var, loop.start, loop.stop, loop.step, _merge_host(segs))
+
+    # ---- device segments
+
+    def nest(self, loop: ir.Loop, sunk: tuple[ir.Stmt, ...]) -> DeviceNest:
+        loops = [loop]
+        reduced = {r.var for r in loop.reductions}
+        while len(loops) < 3:
+            inner = loops[-1].body
+            if len(inner) != 1 or not isinstance(inner[0], ir.Loop):
+                break
+            cand = inner[0]
+            if cand.kind is not ir.LoopKind.PARALLEL or _header_arrays(cand) or has_exit(cand):
+                break
+            if not {r.var for r in cand.reductions} <= reduced:
+                break
+            outer_vars = {lp.var for lp in loops}
+            if (scalar_reads(cand.start) | scalar_reads(cand.stop) | scalar_reads(cand.step)) & outer_vars:
+                break
+            loops.append(cand)
+        body = sunk + loops[-1].body
+        reductions = loop.reductions
+        red = {r.var for r in reductions}
+        bound = {lp.var for lp in loops} | _many(body, loop_vars)
+        private = (_many(body, scalar_writes) | set(loop.private)) - red - bound
+        headers = _many([lp.start for lp in loops] + [lp.stop for lp in loops] + [lp.step for lp in loops],
+                        scalar_reads)
+        arrays = _many(body, arrays_touched)
+        reads = _many(body, scalar_reads) | headers | stride_scalars(self.kernel, arrays)
+        scalars_in = reads - bound - private - red
+        return DeviceNest(
+            name=self.name("loop"),
+            loops=tuple(replace(lp, body=()) for lp in loops[:-1]) + (loops[-1],),
+            body=body,
+            reductions=reductions,
+            scalars_in=_order(scalars_in, self.kernel),
+            arrays=self._arrays(arrays),
+            private=_order(private, self.kernel),
+            line=loop.line,
+        )
+
+    def serial(self, stmts: tuple[ir.Stmt, ...], after: frozenset[str]) -> DeviceSerial:
+        bound = _many(stmts, loop_vars)
+        writes = _many(stmts, scalar_writes) - bound
+        reads = _many(stmts, scalar_reads) - bound
+        arrays = _many(stmts, arrays_touched)
+        out = writes & (set(after) | self.always_live)
+        local_only = {n for n in writes | reads if n not in self.params and self._only_in(n, stmts)}
+        scalars_in = ((reads | writes) - out - local_only) | (stride_scalars(self.kernel, arrays) - out)
+        return DeviceSerial(
+            name=self.name("serial"),
+            stmts=stmts,
+            scalars_in=_order(scalars_in, self.kernel),
+            scalars_out=_order(out, self.kernel),
+            arrays=self._arrays(arrays),
+            line=first_line(stmts),
+        )
+
+    def _only_in(self, name: str, stmts: tuple[ir.Stmt, ...]) -> bool:
+        inside = sum(_count_refs(s, name) for s in stmts)
+        total = sum(_count_refs(s, name) for s in self.all_stmts)
+        return inside == total and name not in self.always_live
+
+    def _arrays(self, names: set[str]) -> tuple[str, ...]:
+        return _order(names, self.kernel)
+
+
+def _header_arrays(loop: ir.Loop) -> set[str]:
+    return arrays_touched(loop.start) | arrays_touched(loop.stop) | arrays_touched(loop.step)
+
+
+def _sinkable_shape(s: ir.Stmt) -> bool:
+    return isinstance(s, ir.Assign) and isinstance(s.target, ir.Var)
+
+
+def _count_refs(node: object, name: str) -> int:
+    return sum(
+        1 for n in ir.walk(node)
+        if (isinstance(n, ir.Var) and n.name == name) or (isinstance(n, ir.Loop) and n.var == name)
+    )
+
+
+def _merge_host(segs: list[Segment]) -> tuple[Segment, ...]:
+    out: list[Segment] = []
+    for s in segs:
+        if out and isinstance(s, HostBlock) and isinstance(out[-1], HostBlock):
+            out[-1] = HostBlock(out[-1].stmts + s.stmts)
+        else:
+            out.append(s)
+    return tuple(out)
