@@ -1,0 +1,421 @@
+"""Device kernels of the Triton target: one ``@triton.jit`` function per
+``DeviceNest`` (a BLOCK-wide tile over the collapsed trip count, ``if``s as
+predication) and per ``DeviceSerial`` (one program, scalar loads and stores,
+real ``for``/``if``). Each emitter returns the kernel text and the launch
+description the launcher writer turns into host code."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+from targets.triton_expr import (
+    TL_DTYPE,
+    TORCH_DTYPE,
+    DeviceExpr,
+    UnsupportedExpr,
+    dev_dtype,
+    fold,
+    literal,
+    py_name,
+)
+from translate import ir
+from translate.schedule import DeviceNest, DeviceSerial, fastest_first
+
+
+class Lines:
+    """An indented code buffer."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.level = 0
+
+    def __call__(self, text: str = "") -> None:
+        self.lines.append(("    " * self.level + text) if text else "")
+
+    @contextmanager
+    def block(self, header: str) -> Iterator[None]:
+        self(header)
+        self.level += 1
+        start = len(self.lines)
+        try:
+            yield
+        finally:
+            if len(self.lines) == start:
+                self("pass")
+            self.level -= 1
+
+    def text(self) -> str:
+        return "\n".join(self.lines) + "\n"
+
+
+@dataclass
+class Launch:
+    """What the launcher needs to call one kernel."""
+
+    kernel: str
+    args: list[str]  # host expressions, in the kernel's parameter order (BLOCK excluded)
+    f64: list[str]  # host expressions packed into ``fargs`` (f64 scalars: Triton passes floats as fp32)
+    trips: list[tuple[str, ir.Loop]] = field(default_factory=list)  # (name, loop) of a nest
+    partials: list[ir.Reduction] = field(default_factory=list)
+    outs: list[tuple[str, ir.DType]] = field(default_factory=list)  # serial scalars copied back
+    nest: bool = True
+
+
+IDENTITY = {"add": 0, "mul": 1, "max": "-inf", "min": "inf"}
+REDUCE = {"add": "tl.sum({v}, axis=0)", "max": "tl.max({v}, axis=0)", "min": "tl.min({v}, axis=0)",
+          "mul": "tl.reduce({v}, 0, _kt_mul)"}
+
+
+def identity(op: str, dtype: ir.DType) -> str:
+    value = IDENTITY[op]
+    if dtype.is_float:
+        return literal(float(value), dtype, True)
+    if isinstance(value, str):
+        bits = 63 if dtype is ir.DType.I64 else 31
+        return str(-(2**bits)) if value == "-inf" else str(2**bits - 1)
+    return str(value)
+
+
+class _Emitter:
+    """Shared by both kernel kinds: parameters, prologue, statements."""
+
+    def __init__(self, kernel: ir.Kernel) -> None:
+        self.kernel = kernel
+        self.out = Lines()
+        self.dev = DeviceExpr(kernel)
+        self.params: list[str] = []
+        self.launch_args: list[str] = []
+        self.f64: list[str] = []
+        self.prologue: list[str] = []
+        self.counter = 0
+
+    def decl(self, name: str) -> ir.Decl:
+        try:
+            return self.kernel.param(name)
+        except KeyError:  # undeclared: the type its uses give it (a host loop variable: an integer)
+            for n in ir.walk(self.kernel):
+                if isinstance(n, ir.Var) and n.name == name:
+                    return ir.Scalar(name, n.dtype)
+            return ir.Scalar(name, ir.DType.I64)
+
+    def add_arrays(self, names: tuple[str, ...]) -> None:
+        for a in names:
+            self.params.append(py_name(a))
+            self.launch_args.append(py_name(a))
+
+    def add_scalars(self, names: tuple[str, ...]) -> None:
+        for name in names:
+            decl = self.decl(name)
+            if isinstance(decl, ir.Array):
+                raise UnsupportedExpr(decl, f"array {name} passed as a scalar")
+            var, dt = py_name(name), decl.dtype
+            if dt is ir.DType.F64:
+                self.prologue.append(f"{var} = tl.load(fargs + {len(self.f64)})")
+                self.f64.append(var)
+                continue
+            self.params.append(var)
+            if dt is ir.DType.CHAR:
+                self.launch_args.append(f"ord({var})")
+                self.prologue.append(f"{var} = tl.cast({var}, tl.int64)")
+            elif dt.is_int:
+                self.launch_args.append(f"int({var})")
+                self.prologue.append(f"{var} = tl.cast({var}, tl.int64)")
+            elif dt is ir.DType.BOOL:
+                self.launch_args.append(f"bool({var})")
+            else:
+                self.launch_args.append(f"float({var})")
+                if dt is not ir.DType.F32:
+                    self.prologue.append(f"{var} = tl.cast({var}, {TL_DTYPE[dt]})")
+
+    def fresh(self, stem: str) -> str:
+        self.counter += 1
+        return f"{stem}{self.counter}"
+
+    def value(self, e: ir.Expr, dtype: ir.DType, shape: str = "[]") -> str:
+        """``e`` as a tensor of exactly ``dtype`` (literals materialised, since
+        Triton would otherwise make an fp32 constant first)."""
+        e = fold(e)
+        if isinstance(e, ir.Const):
+            return f"tl.full({shape}, {literal(e.value, dtype, True)}, {dev_dtype(dtype)})"
+        text = self.dev.typed(e, dtype)
+        exact = e.dtype == dtype and (dtype.is_float or dtype is ir.DType.BOOL)
+        ints = dtype.is_int and e.dtype.is_int and not any(isinstance(n, ir.Load) for n in ir.walk(e))
+        return text if exact or ints or text.startswith("tl.cast(") else f"tl.cast({text}, {dev_dtype(dtype)})"
+
+    def var_dtype(self, name: str) -> ir.DType:
+        decl = self.decl(name)
+        return decl.dtype
+
+    def trip_text(self, lp: ir.Loop) -> tuple[str, str]:
+        """(trip-count expression, index expression of the loop variable given ``k``)."""
+        start, stop, step = fold(lp.start), fold(lp.stop), fold(lp.step)
+        lo, hi = self.dev.typed(start, ir.DType.I64), self.dev.typed(stop, ir.DType.I64)
+        if isinstance(step, ir.Const):
+            s = int(step.value)
+            if s == 0:
+                raise UnsupportedExpr(lp, "loop with step 0")
+            trip = f"({hi} - {lo} + {s - 1}) // {s}" if s > 0 else f"({lo} - {hi} + {-s - 1}) // {-s}"
+            return trip, f"{lo} + {s} * {{k}}"
+        self.dev.helpers.add("_kt_trip")
+        st = self.dev.typed(step, ir.DType.I64)
+        return f"_kt_trip({lo}, {hi}, {st})", f"{lo} + ({st}) * {{k}}"
+
+    def check_no_exit(self, s: ir.Stmt) -> None:
+        if isinstance(s, (ir.Return, ir.ErrorCall)):
+            raise UnsupportedExpr(s, "return or error call inside device code")
+
+    def header(self, name: str, extra: list[str]) -> None:
+        self.out("@triton.jit")
+        self.out(f"def {name}({', '.join(self.params + extra)}):")
+
+
+class NestEmitter(_Emitter):
+    """A ``DeviceNest`` as a BLOCK-sized 1-D tile over the collapsed loops."""
+
+    def __init__(self, kernel: ir.Kernel, nest: DeviceNest) -> None:
+        super().__init__(kernel)
+        self.nest = nest
+        self.dev.mask = "mask"
+        self.vector = self.dev.vector
+        self.vector |= {lp.var for lp in nest.loops} | set(nest.private) | {r.var for r in nest.reductions}
+        self.is_vector = self.dev.is_vector
+
+    def emit(self) -> tuple[str, Launch]:
+        nest = self.nest
+        for lp in nest.loops:
+            if any(isinstance(n, ir.Load) for e in (lp.start, lp.stop, lp.step) for n in ir.walk(e)):
+                raise UnsupportedExpr(lp, "loop bounds read an array")
+        self.add_arrays(nest.arrays)
+        self.add_scalars(nest.scalars_in)
+        trips = [(f"{py_name(lp.var)}_trip", lp) for lp in nest.loops]
+        extra = [t for t, _ in trips] + [f"{py_name(r.var)}_part" for r in nest.reductions]
+        if self.f64:
+            extra.append("fargs")
+        extra.append("BLOCK: tl.constexpr")
+        body = Lines()
+        body.level = 1
+        self.out = body
+        order = fastest_first(nest, self.kernel)
+        body("pid = tl.program_id(0)")
+        body("offs = pid.to(tl.int64) * BLOCK + tl.arange(0, BLOCK)")
+        body(f"mask = offs < {' * '.join(t for t, _ in trips)}")
+        body("zero_lanes = tl.zeros([BLOCK], tl.int64)  # broadcasts lane-invariant addresses")
+        self.decompose(order, trips)
+        for name in nest.private:
+            body(f"{py_name(name)} = tl.zeros([BLOCK], {dev_dtype(self.var_dtype(name))})")
+        for r in nest.reductions:
+            body(f"{py_name(r.var)} = tl.full([BLOCK], {identity(r.op, r.dtype)}, {dev_dtype(r.dtype)})")
+        for s in nest.body:
+            self.stmt(s, "mask")
+        for r in nest.reductions:
+            if r.op not in REDUCE:
+                raise UnsupportedExpr(r, f"reduction operator '{r.op}'")
+            if r.op == "mul":
+                self.dev.helpers.add("_kt_mul")
+            body(f"tl.store({py_name(r.var)}_part + pid, {REDUCE[r.op].format(v=py_name(r.var))})")
+        if "zero_lanes" not in "\n".join(body.lines[4:]):
+            del body.lines[3]
+        head = Lines()
+        head("@triton.jit")
+        head(f"def {nest.name}({', '.join(self.params + extra)}):")
+        head.level = 1
+        loops = ", ".join(f"{lp.var} in [{ir.expr_str(lp.start)}, {ir.expr_str(lp.stop)})"
+                          + (f" step {ir.expr_str(lp.step)}" if fold(lp.step) != ir.Const(1, lp.step.dtype)
+                             else "") for lp in nest.loops)
+        origin = f"{self.kernel.origin.path}:{nest.line}" if nest.line else str(self.kernel.origin)
+        head(f'"""Parallel nest at {origin}: {loops}."""')
+        for p in self.prologue:
+            head(p)
+        launch = Launch(nest.name, self.launch_args + [t for t, _ in trips], self.f64, trips,
+                        list(nest.reductions))
+        return head.text() + body.text(), launch
+
+    def decompose(self, order: tuple[int, ...], trips: list[tuple[str, ir.Loop]]) -> None:
+        body = self.out
+        rem = "offs"
+        for pos, k in enumerate(order):
+            name, lp = trips[k]
+            last = pos == len(order) - 1
+            k_text = rem if last else f"{rem} % {name}"
+            var = py_name(lp.var)
+            start, step = fold(lp.start), fold(lp.step)
+            if start == ir.Const(0, start.dtype) and step == ir.Const(1, step.dtype):
+                line = f"{var} = {k_text}"
+            elif step == ir.Const(1, step.dtype):
+                line = f"{var} = {self.dev.typed(start, ir.DType.I64)} + {self.dev._wrap(k_text)}"
+            else:
+                s = self.dev.typed(step, ir.DType.I64)
+                line = f"{var} = {self.dev.typed(start, ir.DType.I64)} + {self.dev._wrap(s)} * ({k_text})"
+            note = "  # fastest: the contiguous index" if pos == 0 and len(order) > 1 else ""
+            body(line + note)
+            if not last:
+                if pos == 0:
+                    body(f"rem = offs // {name}")
+                else:
+                    body(f"rem = rem // {name}")
+                rem = "rem"
+
+    def stmt(self, s: ir.Stmt, mask: str) -> None:
+        self.check_no_exit(s)
+        self.dev.mask = mask
+        body = self.out
+        if isinstance(s, ir.Assign):
+            if isinstance(s.target, ir.Var):
+                name = s.target.name
+                dt = self.var_dtype(name)
+                self.vector.add(name)
+                val = fold(s.value)
+                text = literal(val.value, dt, True) if isinstance(val, ir.Const) else self.value(val, dt)
+                body(f"{py_name(name)} = tl.where({mask}, {text}, {py_name(name)})")
+            else:
+                decl = self.kernel.param(s.target.array)
+                text = self.value(s.value, decl.dtype, "[BLOCK]")
+                self.dev.mask = mask
+                load = ir.Load(s.target.array, s.target.index, decl.dtype)
+                body(f"tl.store({self.dev.pointer(load.array, load.index)}, {text}, mask={mask})")
+        elif isinstance(s, ir.If):
+            cond = fold(s.cond)
+            if isinstance(cond, ir.Const):
+                for t in (s.then if cond.value else s.orelse):
+                    self.stmt(t, mask)
+                return
+            c = self.fresh("cond")
+            if self.is_vector(cond):
+                body(f"{c} = {self.dev.typed(cond, ir.DType.BOOL)}")
+            else:  # made a tile through int64: the interpreter mis-broadcasts scalar int1 compares
+                body(f"{c} = (zero_lanes + tl.cast({self.dev.typed(cond, ir.DType.BOOL)}, tl.int64)) != 0")
+            m_then = self.fresh("mask")
+            body(f"{m_then} = {mask} & {c}")
+            for t in s.then:
+                self.stmt(t, m_then)
+            if s.orelse:
+                m_else = self.fresh("mask")
+                body(f"{m_else} = {mask} & ~{c}")
+                for t in s.orelse:
+                    self.stmt(t, m_else)
+        elif isinstance(s, ir.Loop):
+            self.loop(s, mask)
+        else:
+            raise UnsupportedExpr(s, f"statement {type(s).__name__} in a parallel nest")
+        self.dev.mask = mask
+
+    def loop(self, lp: ir.Loop, mask: str) -> None:
+        """A loop inside the nest body runs in every lane; lane-dependent
+        bounds iterate to the largest trip count with a per-lane mask."""
+        body = self.out
+        var = py_name(lp.var)
+        header_vector = any(self.is_vector(e) for e in (lp.start, lp.stop, lp.step))
+        start, stop, step = fold(lp.start), fold(lp.stop), fold(lp.step)
+        self.dev.mask = mask
+        if not header_vector and step == ir.Const(1, step.dtype):
+            with body.block(f"for {var} in range({self.dev.typed(start, ir.DType.I64)}, "
+                            f"{self.dev.typed(stop, ir.DType.I64)}):"):
+                for s in lp.body:
+                    self.stmt(s, mask)
+            return
+        trip, index = self.trip_text(lp)
+        k = f"{var}_k"
+        if header_vector:
+            self.vector.add(lp.var)
+            tv = f"{var}_trips"
+            body(f"{tv} = {trip}")
+            hdr = f"for {k} in range(0, tl.max(tl.where({mask}, {tv}, 0), axis=0)):"
+        else:
+            hdr = f"for {k} in range(0, {trip}):"
+        with body.block(hdr):
+            body(f"{var} = {index.format(k=k)}")
+            inner = mask
+            if header_vector:
+                inner = self.fresh("mask")
+                body(f"{inner} = {mask} & ({k} < {tv})")
+            for s in lp.body:
+                self.stmt(s, inner)
+
+
+class SerialEmitter(_Emitter):
+    """A ``DeviceSerial`` as a single program: scalar code, real control flow."""
+
+    def __init__(self, kernel: ir.Kernel, seg: DeviceSerial) -> None:
+        super().__init__(kernel)
+        self.seg = seg
+
+    def emit(self) -> tuple[str, Launch]:
+        seg = self.seg
+        self.add_arrays(seg.arrays)
+        self.add_scalars(seg.scalars_in + seg.scalars_out)
+        outs = []
+        for name in seg.scalars_out:
+            dt = self.var_dtype(name)
+            if dt is ir.DType.CHAR:
+                raise UnsupportedExpr(self.decl(name), f"character scalar {name} written on the device")
+            outs.append((name, dt))
+        extra = (["fargs"] if self.f64 else []) + [f"{py_name(n)}_out" for n, _ in outs]
+        body = Lines()
+        body.level = 1
+        self.out = body
+        args = set(seg.scalars_in) | set(seg.scalars_out)
+        written: list[str] = []
+        for s in seg.stmts:
+            for n in ir.walk(s):
+                if isinstance(n, ir.Assign) and isinstance(n.target, ir.Var) and n.target.name not in args \
+                        and n.target.name not in written:
+                    written.append(n.target.name)
+        for name in written:  # declared once with their type: Triton's for/if need it
+            body(f"{py_name(name)} = tl.zeros([], {dev_dtype(self.var_dtype(name))})")
+        for s in seg.stmts:
+            self.stmt(s)
+        for name, _ in outs:
+            body(f"tl.store({py_name(name)}_out, {py_name(name)})")
+        head = Lines()
+        head("@triton.jit")
+        head(f"def {seg.name}({', '.join(self.params + extra)}):")
+        head.level = 1
+        origin = f"{self.kernel.origin.path}:{seg.line}" if seg.line else str(self.kernel.origin)
+        head(f'"""Serial device code at {origin}: one program runs it in order."""')
+        for p in self.prologue:
+            head(p)
+        launch = Launch(seg.name, self.launch_args, self.f64, outs=outs, nest=False)
+        return head.text() + body.text(), launch
+
+    def stmt(self, s: ir.Stmt) -> None:
+        self.check_no_exit(s)
+        body = self.out
+        if isinstance(s, ir.Assign):
+            if isinstance(s.target, ir.Var):
+                dt = self.var_dtype(s.target.name)
+                body(f"{py_name(s.target.name)} = {self.value(s.value, dt)}")
+            else:
+                decl = self.kernel.param(s.target.array)
+                off = self.dev.offset(s.target.array, s.target.index)
+                body(f"tl.store({py_name(s.target.array)} + {off}, {self.value(s.value, decl.dtype)})")
+        elif isinstance(s, ir.If):
+            with body.block(f"if {self.dev.typed(s.cond, ir.DType.BOOL)}:"):
+                for t in s.then:
+                    self.stmt(t)
+            if s.orelse:
+                with body.block("else:"):
+                    for t in s.orelse:
+                        self.stmt(t)
+        elif isinstance(s, ir.Loop):
+            var = py_name(s.var)
+            step = fold(s.step)
+            if step == ir.Const(1, step.dtype):
+                hdr = f"for {var} in range({self.dev.typed(s.start, ir.DType.I64)}, " \
+                      f"{self.dev.typed(s.stop, ir.DType.I64)}):"
+                with body.block(hdr):
+                    for t in s.body:
+                        self.stmt(t)
+                return
+            trip, index = self.trip_text(s)
+            with body.block(f"for {var}_k in range(0, {trip}):"):
+                body(f"{var} = {index.format(k=var + '_k')}")
+                for t in s.body:
+                    self.stmt(t)
+        else:
+            raise UnsupportedExpr(s, f"statement {type(s).__name__} in serial device code")
+
+
+def torch_dtype(dtype: ir.DType) -> str:
+    return TORCH_DTYPE[dtype]
