@@ -1,0 +1,215 @@
+"""Validation with real builds: the gfortran/f2py reference, hand-written
+candidates through the Kokkos (g++), CUDA (nvcc, compile only without a GPU)
+and Triton (interpreter) paths, right and deliberately wrong."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests.validation_kernels import ALL, DATA, DAXPY, DDOT, FORTRAN, MATVEC, SCALE, STENCIL, VSQRT
+from validation import golden, runners, toolchains
+from validation.inputs import is_poison, make_case
+from validation.region import RegionValidation, validate_region
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not (toolchains.gfortran().available and toolchains.f2py().available),
+                       reason="needs gfortran and numpy.f2py (meson, ninja)"),
+]
+CAND = DATA / "cand"
+HAS_KOKKOS = toolchains.find_kokkos() is not None and shutil.which("g++") is not None
+needs_kokkos = pytest.mark.skipif(not HAS_KOKKOS, reason="needs g++ and Kokkos")
+GRID = {"n": 7, "m": 5, "lda": 10, "ldb": 8}
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("kt-cache")
+
+
+@pytest.fixture(scope="module")
+def ref(cache: Path) -> runners.ReferenceBuild:
+    build = runners.build_reference([FORTRAN], ALL, cache / "work", cache_dir=cache)
+    assert build.ok, build.reason + build.log
+    return build
+
+
+def dirs(variant: str, *targets: str) -> dict[str, Path]:
+    return {t: CAND / variant / t for t in targets}
+
+
+def region(kernel, ref, cache, target_dirs, sizes, values=None, **kw) -> RegionValidation:  # noqa: ANN001
+    kw.setdefault("trials", 2)
+    return validate_region(kernel, [FORTRAN], target_dirs, sizes, values, kw.pop("generators", None),
+                           reference=ref, cache_dir=cache, workdir=cache / "work", **kw)
+
+
+# ---------------------------------------------------------------- reference
+
+
+def _ref_run(ref, kernel, sizes, values, cache, seed=3):  # noqa: ANN001, ANN202
+    case = make_case(kernel, sizes, values, {}, seed)
+    r = runners.run_reference(ref, kernel, case, cache / "work")
+    assert r.ok, r.reason + r.log
+    return case, r.outputs
+
+
+def test_reference_daxpy_negative_stride(ref, cache) -> None:  # noqa: ANN001
+    case, out = _ref_run(ref, DAXPY, {"n": 9}, {"incx": -2}, cache)
+    da, dx, dy = case.scalars["da"], case.arrays["dx"], case.arrays["dy"]
+    np.testing.assert_allclose(out["dy"], dy + da * dx[::-2], rtol=1e-15)
+    assert ref.ok and runners.build_reference([FORTRAN], ALL, cache / "work", cache_dir=cache).cached
+
+
+def test_reference_function_result_and_2d_lower_bounds(ref, cache) -> None:  # noqa: ANN001
+    case, out = _ref_run(ref, DDOT, {"n": 50}, {}, cache)
+    assert float(out["result"]) == pytest.approx(float(case.arrays["dx"] @ case.arrays["dy"]), rel=1e-13)
+    case, out = _ref_run(ref, STENCIL, GRID, {}, cache)
+    a, b = case.arrays["a"], out["b"]
+    n, m = GRID["n"], GRID["m"]
+    want = 0.25 * (a[0:n, 1:m + 1] + a[2:n + 2, 1:m + 1] + a[1:n + 1, 0:m] + a[1:n + 1, 2:m + 2]) - a[1:n + 1, 1:m + 1]
+    np.testing.assert_allclose(b[:n], want, rtol=1e-14)
+    assert is_poison(b[n:]).all()  # rows n+1..ldb never written
+
+
+def test_reference_common_block_and_character_flag(ref, cache) -> None:  # noqa: ANN001
+    case, out = _ref_run(ref, SCALE, {"n": 6}, {"alpha": 2.5}, cache)
+    np.testing.assert_array_equal(out["x"], 2.5 * case.arrays["x"])
+    assert float(out["total"]) == pytest.approx(2.5 * case.arrays["x"].sum(), rel=1e-14)
+    for trans in ("N", "t"):
+        case, out = _ref_run(ref, MATVEC, {"m": 4, "n": 3, "lda": 6}, {"trans": trans}, cache)
+        a, x = case.arrays["a"][:4, :3], case.arrays["x"]
+        want = a @ x[:3] if trans == "N" else a.T @ x[:4]
+        np.testing.assert_allclose(out["y"][:len(want)], want, rtol=1e-14)
+    case, out = _ref_run(ref, MATVEC, {"m": 4, "n": 3, "lda": 6}, {"trans": "X"}, cache)
+    assert is_poison(out["y"]).all()  # illegal flag: XERBLA stub, y untouched
+
+
+# --------------------------------------------------------------- candidates
+
+
+@needs_kokkos
+def test_good_candidates_validate_and_golden_round_trip(ref, cache, tmp_path) -> None:  # noqa: ANN001
+    res = region(DAXPY, ref, cache, dirs("good", "kokkos", "triton", "cuda"), {"n": 50}, {"incx": [1, -2]},
+                 golden_root=tmp_path / "out" / "golden")
+    assert res.reference_ok and len(res.cases) == 6  # (2 trials + 1 other size) x 2 strides
+    assert {c["sizes"]["n"] for c in res.cases} == {50, 53}
+    for t in ("kokkos", "triton"):
+        tv = res.targets[t]
+        assert tv.status == "validated", tv.reason
+        assert tv.trials == 6 and tv.max_rel_err < 1e-13 and len(tv.comparisons) == 6
+    assert res.targets["cuda"].status == ("validated" if toolchains.has_gpu() else "compiled")
+    # golden files: inputs + reference outputs + signature, enough without gfortran
+    gdir = tmp_path / "out" / "golden" / "daxpy"
+    assert res.golden_dir == gdir and golden.cases(gdir) == [f"case{k}" for k in range(6)]
+    meta = json.loads((gdir / "case3.json").read_text())
+    assert meta["values"] == {"incx": -2} and meta["seed"] == res.cases[3]["seed"]
+    assert [p["shape"] for p in meta["signature"]["params"] if p["kind"] == "array"] == [[99], [50]]
+    with np.load(gdir / "case3.npz") as z:
+        assert {"s:n", "s:incx", "a:dx", "a:dy", "r:dy"} <= set(z.files)
+    comps = golden.validate_against_golden("triton", CAND / "good" / "triton", gdir, cache_dir=cache)
+    assert len(comps) == 6 and all(c.ok for c in comps) and max(c.max_rel_err for c in comps) < 1e-13
+    bad = golden.validate_against_golden("kokkos", CAND / "offbyone" / "kokkos", gdir, cache_dir=cache)
+    assert not any(c.ok for c in bad) and bad[0].reason.startswith("case0: dy(50): candidate")
+    # the GPU-machine command, here on CPU: exit 0, then 1 once a target is wrong
+    out = tmp_path / "out"
+    shutil.copytree(CAND / "good" / "kokkos", out / "kokkos")
+    assert golden.main([str(out), "--targets", "kokkos"]) == 0
+    shutil.copy(CAND / "offbyone" / "kokkos" / "daxpy_kokkos.cpp", out / "kokkos")
+    assert golden.main([str(out), "--targets", "kokkos,cuda"]) == 1
+
+
+@needs_kokkos
+def test_reduction_common_and_flags_validate(ref, cache) -> None:  # noqa: ANN001
+    res = region(DDOT, ref, cache, dirs("good", "kokkos", "triton"), {"n": 300}, {"incy": [1, -3]})
+    for t in ("kokkos", "triton"):
+        assert res.targets[t].status == "validated", res.targets[t].reason
+        assert res.targets[t].max_rel_err < 1e-12
+    res = region(SCALE, ref, cache, dirs("good", "kokkos"), {"n": 40})
+    assert res.status("kokkos") == "validated", res.targets["kokkos"].reason
+    assert set(res.targets["kokkos"].comparisons[0].per_output) == {"x", "total"}
+    res = region(MATVEC, ref, cache, dirs("good", "kokkos"), {"m": 9, "n": 6, "lda": 11}, {"trans": ["N", "T"]})
+    assert res.status("kokkos") == "validated" and res.targets["kokkos"].trials == 6
+
+
+@needs_kokkos
+def test_stencil_good_missed_and_all_zero(ref, cache) -> None:  # noqa: ANN001
+    good = region(STENCIL, ref, cache, {"kokkos": CAND / "good" / "kokkos", "triton": CAND / "good" / "triton"}, GRID)
+    assert good.status("kokkos") == "validated" and good.status("triton") == "validated", good.targets
+    assert good.targets["triton"].max_abs_err < 1e-14
+    missed = region(STENCIL, ref, cache, dirs("missed", "kokkos"), GRID)
+    tv = missed.targets["kokkos"]
+    assert tv.status == "failed"
+    assert "b(7, 1) left unwritten (still poisoned) in the candidate" in tv.reason and "trial 1" in tv.reason
+    zero = region(STENCIL, ref, cache, dirs("zero", "kokkos"), GRID)
+    assert zero.status("kokkos") == "failed" and "'b' is all-zero in the candidate" in zero.targets["kokkos"].reason
+
+
+@needs_kokkos
+def test_off_by_one_and_wrong_stride_sign(ref, cache) -> None:  # noqa: ANN001
+    res = region(DAXPY, ref, cache, dirs("offbyone", "kokkos"), {"n": 50})
+    tv = res.targets["kokkos"]
+    assert tv.status == "failed" and tv.trials == 0
+    assert "dy(50): candidate" in tv.reason and "1 of 50 elements beyond" in tv.reason
+    res = region(DAXPY, ref, cache, dirs("stride", "triton"), {"n": 50}, {"incx": [1, -2]})
+    tv = res.targets["triton"]
+    assert tv.status == "failed" and tv.trials == 3  # right for incx=1, wrong from the first incx=-2 trial
+    assert "incx=-2" in tv.reason and "dy(1): candidate" in tv.reason
+
+
+def test_race_in_triton_reduction_fails(ref, cache) -> None:  # noqa: ANN001
+    res = region(DDOT, ref, cache, dirs("race", "triton"), {"n": 300})
+    tv = res.targets["triton"]
+    assert tv.status == "failed"
+    assert "ddot (function result): candidate" in tv.reason and "with reductions" in tv.reason
+
+
+@needs_kokkos
+def test_crash_and_hang_fail_only_their_target(ref, cache) -> None:  # noqa: ANN001
+    res = region(DAXPY, ref, cache, {"kokkos": CAND / "crash" / "kokkos", "triton": CAND / "good" / "triton"},
+                 {"n": 20}, trials=1)
+    assert res.status("kokkos") == "failed"
+    assert "candidate crashed with signal SIGSEGV" in res.targets["kokkos"].reason
+    assert res.status("triton") == "validated"
+    res = region(DAXPY, ref, cache, dirs("hang", "kokkos"), {"n": 20}, trials=1, timeout=3)
+    assert res.status("kokkos") == "failed" and "timed out after 3 s" in res.targets["kokkos"].reason
+
+
+@needs_kokkos
+def test_reference_nan_is_inconclusive_until_a_generator_is_given(ref, cache) -> None:  # noqa: ANN001
+    res = region(VSQRT, ref, cache, dirs("good", "kokkos"), {"n": 30}, trials=1)
+    tv = res.targets["kokkos"]
+    assert tv.status == "inconclusive" and "the reference produced nan" in tv.reason
+    assert "inputs: {x: positive}" in tv.reason
+    res = region(VSQRT, ref, cache, dirs("good", "kokkos"), {"n": 30}, trials=1, generators={"x": "positive"})
+    assert res.status("kokkos") == "validated"
+
+
+def test_missing_size_and_missing_candidate(ref, cache) -> None:  # noqa: ANN001
+    res = region(STENCIL, ref, cache, dirs("good", "kokkos"), {"n": 7, "m": 5, "ldb": 8})
+    assert not res.reference_ok and res.status("kokkos") == "failed"
+    assert "no size given for 'lda' (kernel stencil, tests/validation_data/kernels.f:41" in res.reason
+    res = region(SCALE, ref, cache, dirs("good", "triton"), {"n": 4})
+    assert res.status("triton") == "unsupported" and "no scale_triton.py" in res.targets["triton"].reason
+
+
+def test_cuda_compiles_with_nvcc(cache) -> None:  # noqa: ANN001
+    if not shutil.which("nvcc"):
+        pytest.skip("needs nvcc")
+    b = runners.build_candidate("cuda", CAND / "good" / "cuda", DAXPY, cache)
+    assert b.ok and b.artifact is not None and b.artifact.stat().st_size > 0, b.reason + b.log
+
+
+def test_build_failure_is_a_result(ref, cache, tmp_path) -> None:  # noqa: ANN001
+    (tmp_path / "daxpy_kokkos.cpp").write_text("extern \"C\" void kt_daxpy( { syntax error\n")
+    res = region(DAXPY, ref, cache, {"kokkos": tmp_path}, {"n": 5}, trials=1)
+    assert res.status("kokkos") == "failed" and "kokkos compile failed (exit 1)" in res.targets["kokkos"].reason
+    bad = tmp_path / "bad.f"
+    bad.write_text("      SUBROUTINE BROKEN(N)\n      INTEGER N\n      N = = 1\n      END\n")
+    build = runners.build_reference([bad], [], tmp_path, cache_dir=cache)
+    assert not build.ok and "gfortran bad.f failed" in build.reason

@@ -1,0 +1,170 @@
+"""Golden data: inputs and reference outputs recorded per region, so that a
+target can be validated where the source toolchain is missing (a GPU node
+without gfortran) and regression tests can be generated.
+
+Layout::
+
+    <out>/golden/<region>/region.json    {"region", "kernel", "reduces", "cases": [...]}
+    <out>/golden/<region>/case<k>.npz    s:<name> input scalars, a:<name> input arrays,
+                                         r:<name> reference outputs (and r:result)
+    <out>/golden/<region>/case<k>.json   signature with shapes evaluated, seed, sizes, values
+
+On the GPU machine::
+
+    python -m validation.golden <out_dir> --targets cuda,triton
+
+runs each target's files (``<out_dir>/<target>/NAME_<target>.*``) against the
+golden cases, prints a table and exits non-zero on any mismatch. Needs only
+numpy (+ torch/triton for Triton): no fparser, no yaml, no langgraph.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from translate import ir
+from validation.compare import Comparison, compare
+from validation.inputs import Case
+from validation.runners import run_candidate
+from validation.signature import kernel_from_signature, signature
+
+
+def _jsonable(v: Any) -> Any:
+    if isinstance(v, dict):
+        return {str(k): _jsonable(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_jsonable(x) for x in v]
+    if isinstance(v, np.generic):
+        return v.item()
+    if isinstance(v, bytes):
+        return v.decode(errors="replace")
+    return v
+
+
+def record(golden_dir: Path, kernel: ir.Kernel, case: Case, ref_outputs: dict[str, np.ndarray], k: int,
+           reduces: bool | None = None, tolerance: tuple[float, float] | None = None) -> Path:
+    """Write ``case<k>.npz`` / ``case<k>.json`` and update ``region.json``."""
+    golden_dir.mkdir(parents=True, exist_ok=True)
+    sig = signature(kernel, case.env | {k2: v for k2, v in case.sizes.items() if k2 not in case.scalars})
+    if reduces is not None:
+        sig["reduces"] = reduces
+    data = {f"s:{n}": np.asarray(v) for n, v in case.scalars.items()}
+    data.update({f"a:{n}": a for n, a in case.arrays.items()})
+    data.update({f"r:{n}": np.asarray(a) for n, a in ref_outputs.items()})
+    path = golden_dir / f"case{k}.npz"
+    np.savez_compressed(path, **data)
+    meta = {"signature": sig, "seed": case.seed, "sizes": case.sizes, "values": case.values,
+            "tolerance": list(tolerance) if tolerance else None}
+    (golden_dir / f"case{k}.json").write_text(json.dumps(_jsonable(meta), indent=1))
+    index_path = golden_dir / "region.json"
+    index = json.loads(index_path.read_text()) if index_path.exists() else {"cases": []}
+    index.update({"region": golden_dir.name, "kernel": kernel.name, "reduces": sig["reduces"]})
+    index["cases"] = sorted(set(index["cases"]) | {f"case{k}"}, key=lambda s: int(s[4:]))
+    index_path.write_text(json.dumps(index, indent=1))
+    return path
+
+
+def load_case(golden_dir: Path, name: str) -> tuple[ir.Kernel, dict[str, Any], Case, dict[str, np.ndarray]]:
+    """(kernel with constant shapes, case metadata, inputs, reference outputs)."""
+    meta = json.loads((golden_dir / f"{name}.json").read_text())
+    kernel = kernel_from_signature(meta["signature"])
+    scalars: dict[str, Any] = {}
+    arrays: dict[str, np.ndarray] = {}
+    ref: dict[str, np.ndarray] = {}
+    with np.load(golden_dir / f"{name}.npz", allow_pickle=False) as z:
+        for key in z.files:
+            kind, _, n = key.partition(":")
+            if kind == "s":
+                scalars[n] = z[key][()]
+            elif kind == "a":
+                arrays[n] = z[key]
+            elif kind == "r":
+                ref[n] = z[key]
+    outputs = tuple(p.name for p in kernel.params if p.intent.writes) + (("result",) if kernel.result else ())
+    case = Case(kernel.name, scalars, arrays, int(meta["seed"]), outputs, meta.get("sizes") or {},
+                meta.get("values") or {})
+    return kernel, meta, case, ref
+
+
+def cases(golden_dir: Path) -> list[str]:
+    return sorted((p.stem for p in Path(golden_dir).glob("case*.json")), key=lambda s: int(s[4:]))
+
+
+def validate_against_golden(target: str, files_dir: Path, golden_dir: Path, workdir: Path | None = None,
+                            cache_dir: Path | None = None, timeout: float = 60,
+                            gpu: bool | None = None) -> list[Comparison]:
+    """Run ``target``'s candidate on every golden case of one region and
+    compare with the recorded reference outputs. A case that could not run
+    comes back as a failed Comparison whose reason says why ("not run: ...")."""
+    results: list[Comparison] = []
+    with tempfile.TemporaryDirectory(prefix="kt-golden-") as tmp:
+        work = Path(workdir or tmp)
+        for name in cases(Path(golden_dir)):
+            kernel, meta, case, ref = load_case(Path(golden_dir), name)
+            run = run_candidate(target, Path(files_dir), kernel, case, work, cache_dir=cache_dir, timeout=timeout,
+                                gpu=gpu, sig=meta["signature"])
+            if not run.ok or run.status != "ran":
+                label = "compiled, not run" if run.status == "compiled" else f"not run ({run.status})"
+                results.append(Comparison(False, float("nan"), float("nan"), float("nan"), 0,
+                                          f"{name}: {label}: {run.reason}"))
+                continue
+            tol = meta.get("tolerance")
+            cmp = compare(kernel, ref, run.outputs, bool(meta["signature"]["reduces"]), case.env,
+                          tuple(tol) if tol else None)
+            if not cmp.ok:
+                cmp = Comparison(**{**cmp.__dict__, "reason": f"{name}: {cmp.reason}"})
+            results.append(cmp)
+    return results
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m validation.golden",
+                                 description="Validate translated targets against recorded golden data.")
+    ap.add_argument("out_dir", type=Path, help="the output folder holding golden/ and one folder per target")
+    ap.add_argument("--targets", default="kokkos,cuda,triton", help="comma-separated targets")
+    ap.add_argument("--regions", default="", help="comma-separated regions (default: all)")
+    ap.add_argument("--timeout", type=float, default=120, help="seconds per run")
+    args = ap.parse_args(argv)
+    args.out_dir = args.out_dir.resolve()
+    root = args.out_dir / "golden"
+    if not root.is_dir():
+        print(f"no golden data under {root}", file=sys.stderr)
+        return 2
+    wanted = {r for r in args.regions.split(",") if r}
+    rows: list[tuple[str, str, str, str, str]] = []
+    bad = 0
+    for region in sorted(p for p in root.iterdir() if p.is_dir() and (not wanted or p.name in wanted)):
+        for target in [t for t in args.targets.split(",") if t]:
+            res = validate_against_golden(target, args.out_dir / target, region, timeout=args.timeout)
+            failed = [r for r in res if not r.ok]
+            skipped = [r for r in failed if "not run (unsupported)" in r.reason]
+            compiled = [r for r in failed if ": compiled, not run:" in r.reason]
+            if res and len(skipped) == len(res):
+                status, detail = "skipped", skipped[0].reason
+            elif res and len(compiled) == len(res):
+                status, detail = "compiled", compiled[0].reason
+            elif failed:
+                bad += 1
+                status, detail = ("inconclusive" if all(r.inconclusive for r in failed) else "FAILED"), failed[0].reason
+            else:
+                status, detail = "validated", ""
+            err = max((r.max_rel_err for r in res if r.ok), default=float("nan"))
+            rows.append((region.name, target, f"{len(res) - len(failed)}/{len(res)}", status,
+                         f"{err:.2e}" if err == err else "-", ))
+            if detail:
+                rows[-1] = (*rows[-1][:4], rows[-1][4] + "  " + detail)
+    print(f"{'region':<20} {'target':<8} {'cases':<6} {'status':<12} max rel err / reason")
+    for region_name, target, ncases, status, rest in rows:
+        print(f"{region_name:<20} {target:<8} {ncases:<6} {status:<12} {rest}")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,190 @@
+"""The validation protocol for one region (DESIGN.md, "Validation protocol").
+
+``validate_region`` builds the reference once, runs several trials with
+fresh seeds at the workflow sizes plus one at a different size (every size
+plus 3: generated code must not hard-code shapes, and additive constraints
+such as LDA >= N+2 still hold), for every combination of ``values`` given as
+lists, runs every candidate target on the same inputs, compares, records
+golden data, and returns one status per target.
+"""
+
+from __future__ import annotations
+
+import itertools
+import shutil
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from translate import ir
+from validation import golden
+from validation.compare import Comparison, compare
+from validation.inputs import Case, make_case
+from validation.runners import (
+    ReferenceBuild,
+    RunResult,
+    build_reference,
+    run_candidate_cases,
+    run_reference_cases,
+)
+from validation.signature import ValidationError
+from validation.signature import reduces as kernel_reduces
+
+STATUSES = ("validated", "compiled", "failed", "unsupported", "inconclusive")
+ALT_SIZE_DELTA = 3
+
+
+@dataclass
+class TargetValidation:
+    target: str
+    status: str  # one of STATUSES
+    reason: str = ""
+    max_abs_err: float = 0.0
+    max_rel_err: float = 0.0
+    rel_l2_err: float = 0.0
+    trials: int = 0  # cases the candidate ran and matched
+    comparisons: list[Comparison] = field(default_factory=list)
+
+
+@dataclass
+class RegionValidation:
+    region: str
+    kernel: str
+    targets: dict[str, TargetValidation]
+    reference_ok: bool
+    reason: str = ""  # why the reference (or the inputs) failed, if they did
+    cases: list[dict[str, Any]] = field(default_factory=list)  # seed, sizes, values of each trial
+    golden_dir: Path | None = None
+
+    def status(self, target: str) -> str:
+        return self.targets[target].status
+
+
+def expand_values(values: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None) -> list[dict[str, Any]]:
+    """``{trans: [N, T], incx: [1, -2]}`` -> the 4 combinations (a list of dicts is taken as is)."""
+    if not values:
+        return [{}]
+    if not isinstance(values, Mapping):
+        return [dict(v) for v in values] or [{}]
+    keys = list(values)
+    options = [v if isinstance(v, (list, tuple)) else [v] for v in values.values()]
+    return [dict(zip(keys, combo, strict=True)) for combo in itertools.product(*options)]
+
+
+def alternate_sizes(sizes: Mapping[str, int]) -> dict[str, int]:
+    return {k: int(v) + ALT_SIZE_DELTA for k, v in sizes.items()}
+
+
+def plan_cases(sizes_list: Mapping[str, int] | Sequence[Mapping[str, int]],
+               values_list: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None,
+               trials: int, seed: int) -> list[tuple[dict[str, int], dict[str, Any], int, str]]:
+    """(sizes, values, seed, label) of every trial."""
+    all_sizes = [dict(sizes_list)] if isinstance(sizes_list, Mapping) else [dict(s) for s in sizes_list]
+    all_sizes = all_sizes or [{}]
+    plan = []
+    k = 0
+    for vals in expand_values(values_list):
+        for sizes in all_sizes:
+            for _ in range(max(1, trials)):
+                plan.append((sizes, vals, seed + k, "workflow size"))
+                k += 1
+        plan.append((alternate_sizes(all_sizes[0]), vals, seed + k, f"different size (+{ALT_SIZE_DELTA})"))
+        k += 1
+    return plan
+
+
+def _describe(n: int, seed: int, label: str, sizes: Mapping[str, int], values: Mapping[str, Any]) -> str:
+    given = ", ".join(f"{k}={v}" for k, v in {**sizes, **values}.items())
+    return f"trial {n} ({label}, seed {seed}{', ' + given if given else ''})"
+
+
+def _fail_all(targets: Sequence[str], status: str, reason: str) -> dict[str, TargetValidation]:
+    return {t: TargetValidation(t, status, reason) for t in targets}
+
+
+def validate_region(kernel: ir.Kernel, sources: Sequence[Path], target_dirs: Mapping[str, Path],
+                    sizes_list: Mapping[str, int] | Sequence[Mapping[str, int]],
+                    values_list: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None = None,
+                    generators: Mapping[str, str] | None = None, trials: int = 3, *,
+                    region: str | None = None, workdir: Path | None = None, cache_dir: Path | None = None,
+                    golden_root: Path | None = None, reference: ReferenceBuild | None = None,
+                    all_kernels: Sequence[ir.Kernel] = (), include: Sequence[Path] = (),
+                    defines: Mapping[str, str] | None = None, seed: int = 1234, timeout: float = 60,
+                    gpu: bool | None = None, reduces: bool | None = None,
+                    tolerance: tuple[float, float] | None = None,
+                    project_dir: Path | None = None) -> RegionValidation:
+    """Validate every target of one region against the Fortran reference.
+
+    ``target_dirs`` maps a target (kokkos, cuda, triton) to the folder holding
+    ``NAME_<target>.*``. ``sizes_list``: one sizes dict or several;
+    ``values_list``: a dict whose list values are expanded into combinations,
+    or a list of dicts. ``reference`` reuses a build of the whole project
+    (otherwise ``sources`` are built with ``all_kernels`` + ``kernel``
+    wrapped). ``golden_root`` (e.g. ``out/golden``) records
+    ``<golden_root>/<region>/case<k>.npz``. Never raises for a failing build,
+    crash or hang: those come back as target statuses with reasons.
+    """
+    region = region or kernel.name
+    targets = list(target_dirs)
+    reduces = kernel_reduces(kernel) if reduces is None else reduces
+    with tempfile.TemporaryDirectory(prefix=f"kt-{region}-") as tmp:
+        work = Path(workdir) if workdir else Path(tmp)
+        work.mkdir(parents=True, exist_ok=True)
+        plan = plan_cases(sizes_list, values_list, trials, seed)
+        labels = [_describe(n + 1, s, label, sz, v) for n, (sz, v, s, label) in enumerate(plan)]
+        try:
+            cases = [make_case(kernel, sz, v, generators or {}, s, project_dir) for sz, v, s, _ in plan]
+        except ValidationError as exc:
+            return RegionValidation(region, kernel.name, _fail_all(targets, "failed", str(exc)), False, str(exc))
+        if reference is None:
+            wrapped = [k for k in all_kernels if k.name != kernel.name] + [kernel]
+            reference = build_reference(list(sources), wrapped, work / "ref-build", list(include), dict(defines or {}),
+                                        cache_dir)
+        if not reference.ok:
+            return RegionValidation(region, kernel.name, _fail_all(targets, "failed", reference.reason), False,
+                                    reference.reason)
+        gdir = Path(golden_root) / region if golden_root else None
+        refs = run_reference_cases(reference, kernel, cases, work, timeout)
+        for what, ref in zip(labels, refs, strict=True):
+            if not ref.ok:
+                reason = f"reference failed in {what}: {ref.reason}"
+                return RegionValidation(region, kernel.name, _fail_all(targets, "failed", reason), False, reason)
+        case_log = [{"seed": s, "sizes": sz, "values": v, "label": label} for sz, v, s, label in plan]
+        if gdir is not None:
+            shutil.rmtree(gdir, ignore_errors=True)
+            for n, (case, ref) in enumerate(zip(cases, refs, strict=True)):
+                golden.record(gdir, kernel, case, ref.outputs, n, reduces, tolerance)
+        results = {}
+        for t in targets:
+            runs = run_candidate_cases(t, Path(target_dirs[t]), kernel, cases, work, cache_dir, timeout, gpu)
+            results[t] = _judge(t, kernel, cases, refs, runs, labels, reduces, tolerance)
+        return RegionValidation(region, kernel.name, results, True, "", case_log, gdir)
+
+
+def _judge(target: str, kernel: ir.Kernel, cases: list[Case], refs: list[RunResult], runs: list[RunResult],
+           labels: list[str], reduces: bool, tolerance: tuple[float, float] | None) -> TargetValidation:
+    """A target's status over all trials: the first failure decides."""
+    res = TargetValidation(target, "validated")
+    for case, ref, run, what in zip(cases, refs, runs, labels, strict=True):
+        if run.status == "compiled":
+            return TargetValidation(target, "compiled", run.reason)
+        if not run.ok:
+            if run.status == "unsupported":
+                return TargetValidation(target, "unsupported", run.reason)
+            res.status, res.reason = "failed", f"{target} {what}: {run.reason}"
+            return res
+        cmp = compare(kernel, ref.outputs, run.outputs, reduces, case.env, tolerance)
+        res.comparisons.append(cmp)
+        res.max_abs_err = max(res.max_abs_err, cmp.max_abs_err)
+        res.max_rel_err = max(res.max_rel_err, cmp.max_rel_err)
+        res.rel_l2_err = max(res.rel_l2_err, cmp.rel_l2_err)
+        if not cmp.ok:
+            res.status = "inconclusive" if cmp.inconclusive else "failed"
+            res.reason = f"{target} {what}: {cmp.reason}"
+            return res
+        res.trials += 1
+    if res.trials == 0:
+        res.status, res.reason = "failed", "no trial ran"
+    return res

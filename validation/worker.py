@@ -1,0 +1,203 @@
+"""Runs one call (reference or candidate) in its own process.
+
+``python -m validation.worker job.json``. The job names the mode
+(``reference``: an f2py module built by :mod:`validation.runners`;
+``ctypes``: a shared library exporting ``kt_NAME``; ``triton``: a launcher
+module), the plain-data signature (shapes evaluated), the input ``.npz`` and
+the output ``.npz`` to write. Needs only numpy (and torch/triton for
+``triton``): never the frontend or langgraph.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import faulthandler
+import importlib
+import importlib.util
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+_CTYPES = {"i32": ctypes.c_int32, "i64": ctypes.c_int64, "f32": ctypes.c_float, "f64": ctypes.c_double,
+           "bool": ctypes.c_int32, "char": ctypes.c_char}
+
+
+def _load(path: str) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    scalars: dict[str, Any] = {}
+    arrays: dict[str, np.ndarray] = {}
+    with np.load(path, allow_pickle=False) as z:
+        for key in z.files:
+            kind, _, name = key.partition(":")
+            (scalars if kind == "s" else arrays)[name] = z[key][()] if kind == "s" else z[key]
+    return scalars, arrays
+
+
+def _order(p: dict[str, Any]) -> str:
+    return "F" if p.get("layout", "left") == "left" else "C"
+
+
+def _prepare(sig: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
+    for p in sig["params"]:
+        if p["kind"] == "array":
+            a = arrays[p["name"]]
+            arrays[p["name"]] = np.require(a, dtype=a.dtype, requirements=[_order(p), "W"])
+
+
+def _scalar_py(value: Any, dtype: str) -> Any:
+    if dtype == "char":
+        return str(value)
+    if dtype in ("i32", "i64"):
+        return int(value)
+    if dtype == "bool":
+        return bool(value)
+    return float(value)
+
+
+def _np_dtype(dtype: str) -> np.dtype:
+    return np.dtype({"f32": "float32", "f64": "float64", "i32": "int32", "i64": "int64", "bool": "int32",
+                     "char": "S1", "f16": "float16", "bf16": "float32"}[dtype])
+
+
+def run_reference(job: dict[str, Any], scalars: dict[str, Any], arrays: dict[str, np.ndarray]) -> dict[str, Any]:
+    sys.path.insert(0, job["lib_dir"])
+    mod = importlib.import_module(job["module"])
+    sig = job["sig"]
+    fn = getattr(mod, job["entry"])
+    args: list[Any] = []
+    boxes: dict[str, np.ndarray] = {}
+    for p in sig["params"]:
+        name, dt = p["name"], p["dtype"]
+        if p["kind"] == "array":
+            args.append(arrays[name].reshape(-1, order=_order(p)))
+        elif p["intent"] != "in" and dt != "char":
+            boxes[name] = np.array([scalars[name]], dtype=_np_dtype(dt))
+            args.append(boxes[name])
+        else:
+            args.append(_scalar_py(scalars[name], dt))
+    if sig["result"]:
+        boxes["result"] = np.zeros(1, dtype=_np_dtype(sig["result"]))
+        args.append(boxes["result"])
+    fn(*args)
+    return {k: v[0] for k, v in boxes.items()}
+
+
+def run_ctypes(job: dict[str, Any], scalars: dict[str, Any], arrays: dict[str, np.ndarray]) -> dict[str, Any]:
+    lib = ctypes.CDLL(job["lib"])
+    sig = job["sig"]
+    fn = getattr(lib, job["entry"])
+    args: list[Any] = []
+    argtypes: list[Any] = []
+    boxes: dict[str, Any] = {}
+    for p in sig["params"]:
+        name, dt = p["name"], p["dtype"]
+        ct = _CTYPES[dt]
+        if p["kind"] == "array":
+            args.append(ctypes.c_void_p(arrays[name].ctypes.data))
+            argtypes.append(ctypes.c_void_p)
+            continue
+        value = scalars[name]
+        if dt == "char":
+            box = ct(str(value).encode()[:1] or b" ")
+        elif dt in ("f32", "f64"):
+            box = ct(float(value))
+        else:
+            box = ct(int(value))
+        if p["intent"] == "in":
+            args.append(box)
+            argtypes.append(ct)
+        else:
+            boxes[name] = box
+            args.append(ctypes.byref(box))
+            argtypes.append(ctypes.POINTER(ct))
+    fn.argtypes = argtypes
+    fn.restype = _CTYPES[sig["result"]] if sig["result"] else None
+    res = fn(*args)
+    out: dict[str, Any] = {k: (b.value.decode() if isinstance(b.value, bytes) else b.value) for k, b in boxes.items()}
+    if sig["result"]:
+        out["result"] = res
+    return out
+
+
+def run_triton(job: dict[str, Any], scalars: dict[str, Any], arrays: dict[str, np.ndarray]) -> dict[str, Any]:
+    if job.get("device", "cpu") == "cpu":
+        os.environ["TRITON_INTERPRET"] = "1"
+    import torch
+
+    spec = importlib.util.spec_from_file_location(Path(job["lib"]).stem, job["lib"])
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod
+    spec.loader.exec_module(mod)
+    fn = getattr(mod, job["entry"])
+    device = torch.device(job.get("device", "cpu"))
+    sig = job["sig"]
+    args: list[Any] = []
+    tensors: list[tuple[np.ndarray, Any]] = []
+    for p in sig["params"]:
+        name = p["name"]
+        if p["kind"] == "array":
+            flat = arrays[name].reshape(-1, order=_order(p))
+            t = torch.from_numpy(flat).to(device)
+            tensors.append((flat, t))
+            args.append(t)
+        else:
+            args.append(_scalar_py(scalars[name], p["dtype"]))
+    ret = fn(*args)
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+    for flat, t in tensors:
+        flat[...] = t.cpu().numpy()
+    ret = ret or {}
+    if not isinstance(ret, dict):
+        raise TypeError(f"launcher {job['entry']} returned {type(ret).__name__}, expected a dict (CONVENTIONS.md)")
+    return {k: (v.item() if hasattr(v, "item") else v) for k, v in ret.items()}
+
+
+def _save(sig: dict[str, Any], scalars: dict[str, Any], arrays: dict[str, np.ndarray], returned: dict[str, Any],
+          path: str) -> None:
+    out: dict[str, np.ndarray] = {}
+    for p in sig["params"]:
+        if p["intent"] == "in":
+            continue
+        name = p["name"]
+        if p["kind"] == "array":
+            out[name] = arrays[name]
+        elif name in returned:
+            value = returned[name]
+            out[name] = np.asarray(str(value) if p["dtype"] == "char" else value,
+                                   dtype=None if p["dtype"] == "char" else _np_dtype(p["dtype"]))
+        else:
+            raise KeyError(f"the call did not return the {p['intent']} scalar '{name}'")
+    if sig["result"]:
+        if "result" not in returned:
+            raise KeyError("the call did not return the function result")
+        out["result"] = np.asarray(returned["result"], dtype=_np_dtype(sig["result"]))
+    np.savez(path, **out)
+
+
+def main(argv: list[str]) -> int:
+    """Run every case of the job in order; after each, append a line to the
+    progress file (the parent's per-case time limit restarts on it)."""
+    faulthandler.enable()
+    job = json.loads(Path(argv[0]).read_text())
+    runner = {"reference": run_reference, "ctypes": run_ctypes, "triton": run_triton}[job["mode"]]
+    for item in job["cases"]:
+        sig = item["sig"]
+        scalars, arrays = _load(item["case"])
+        _prepare(sig, arrays)
+        t0 = time.perf_counter()
+        returned = runner({**job, "sig": sig}, scalars, arrays)
+        seconds = time.perf_counter() - t0
+        _save(sig, scalars, arrays, returned, item["out"])
+        with open(job["progress"], "a") as f:
+            f.write(json.dumps({"out": item["out"], "seconds": seconds}) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
