@@ -1,0 +1,245 @@
+"""What every target renderer shares: the registry, capability flags, the
+result type, an indented code buffer, the visitor dispatch and the structured
+``Unsupported`` error.
+
+A renderer is a visitor: ``visit(node)`` calls ``visit_<NodeClass>``; a node
+without a method raises ``Unsupported(node, target, reason)``. A backend is a
+small subclass that fills in tables; the shared walking lives in base classes
+(``targets.cstyle`` for CUDA and Kokkos).
+
+The registry holds no mutable module state: the built-in targets are an
+immutable table of module paths, imported on first use, and a ``Registry``
+object carries any extra renderers a caller adds (plugins, experiments).
+"""
+
+from __future__ import annotations
+
+import importlib
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, ClassVar
+
+from translate import ir
+from translate.schedule import Schedule, Segment, apply_schedule, partition
+
+BUILTIN_TARGETS: Mapping[str, str] = MappingProxyType(
+    {"kokkos": "targets.kokkos", "cuda": "targets.cuda", "triton": "targets.triton"}
+)
+
+
+class Unsupported(Exception):
+    """A construct a renderer cannot translate. Structured so that the report
+    and the LLM agent can act on it: ``node_type``, ``target``, ``reason``."""
+
+    def __init__(self, node: object, target: str, reason: str = "") -> None:
+        self.node = node
+        self.node_type = type(node).__name__
+        self.target = target
+        self.reason = reason or f"no rule for {self.node_type}"
+        super().__init__(f"{target}: cannot translate {self.node_type}: {self.reason}")
+
+    def to_dict(self) -> dict[str, str]:
+        return {"target": self.target, "node_type": self.node_type, "reason": self.reason, "node": repr(self.node)}
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What a target can do; the pipeline uses these to decide what to try."""
+
+    supports_reduction: bool = True
+    max_collapse: int = 3  # loops of a parallel nest mapped onto one launch
+    needs_gpu_to_run: bool = False  # False: can be validated on this CPU machine
+    compiled: bool = True  # False for targets imported as Python (Triton)
+    has_c_shim: bool = True  # emits an extern "C" kt_NAME entry
+    language: str = "c++"
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """The output of one renderer for one kernel.
+
+    ``files`` maps relative paths (``kokkos/daxpy_kokkos.cpp``) to text;
+    ``entry`` is the file with the shim or launcher; ``symbol`` is the name to
+    call in it (``kt_daxpy`` for the C targets, ``daxpy`` for Triton)."""
+
+    files: dict[str, str]
+    entry: str
+    symbol: str
+    target: str = ""
+    notes: tuple[str, ...] = ()
+
+    @property
+    def source(self) -> str:
+        return self.files[self.entry]
+
+    def write(self, root: Path) -> list[Path]:
+        out = []
+        for rel, text in self.files.items():
+            path = root / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+            out.append(path)
+        return out
+
+
+class CodeBuffer:
+    """Lines of code with an indentation level.
+
+    >>> b = CodeBuffer()
+    >>> with b.block("if (n <= 0)"):
+    ...     b.line("return;")
+    >>> print(b.text(), end="")
+    if (n <= 0) {
+        return;
+    }
+    """
+
+    def __init__(self, unit: str = "    ", level: int = 0) -> None:
+        self.unit = unit
+        self.level = level
+        self._lines: list[str] = []
+
+    def line(self, text: str = "") -> None:
+        self._lines.append(f"{self.unit * self.level}{text}" if text else "")
+
+    def lines(self, texts: Iterable[str]) -> None:
+        for t in texts:
+            self.line(t)
+
+    def splice(self, other: CodeBuffer | str) -> None:
+        """Append another buffer's text (or a block of text) at this level."""
+        text = other.text() if isinstance(other, CodeBuffer) else other
+        for t in text.rstrip("\n").split("\n"):
+            self.line(t)
+
+    def blank(self) -> None:
+        if self._lines and self._lines[-1] != "":
+            self._lines.append("")
+
+    @contextmanager
+    def indent(self, by: int = 1) -> Iterator[None]:
+        self.level += by
+        try:
+            yield
+        finally:
+            self.level -= by
+
+    @contextmanager
+    def block(self, header: str, closer: str = "}", opener: str = " {") -> Iterator[None]:
+        self.line(f"{header}{opener}")
+        with self.indent():
+            yield
+        self.line(closer)
+
+    def text(self) -> str:
+        return "\n".join(self._lines).rstrip("\n") + "\n"
+
+    __str__ = text
+
+
+class Renderer(ABC):
+    """Base of every target. Subclasses set ``name`` and ``capabilities`` and
+    implement ``render``; ``visit`` dispatches on the node's class name."""
+
+    name: ClassVar[str] = ""
+    capabilities: ClassVar[Capabilities] = Capabilities()
+
+    def __init__(self, schedule: Schedule | None = None) -> None:
+        self.schedule = schedule or Schedule()
+
+    def visit(self, node: object, *args: Any, **kwargs: Any) -> Any:
+        method = getattr(self, f"visit_{type(node).__name__}", None)
+        if method is None:
+            raise Unsupported(node, self.name, f"{self.name} has no rule for {type(node).__name__}")
+        return method(node, *args, **kwargs)
+
+    def unsupported(self, node: object, reason: str) -> Unsupported:
+        return Unsupported(node, self.name, reason)
+
+    def segments(self, kernel: ir.Kernel, schedule: Schedule | None = None) -> tuple[ir.Kernel, tuple[Segment, ...]]:
+        """The scheduled kernel and its host/device partition."""
+        from translate.schedule import PartitionError
+
+        scheduled = apply_schedule(kernel, schedule or self.schedule)
+        try:
+            return scheduled, tuple(partition(scheduled))
+        except PartitionError as err:
+            raise Unsupported(kernel, self.name, str(err)) from err
+
+    @abstractmethod
+    def render(self, kernel: ir.Kernel, schedule: Schedule | None = None) -> Rendered:
+        """Kernel (analysed) -> files. Raises ``Unsupported``."""
+
+    def build_files(self, workflow: str, rendered: Iterable[Rendered]) -> dict[str, str]:
+        """Build recipe (e.g. CMakeLists.txt) for several rendered kernels of
+        one workflow; empty when the target needs none."""
+        return {}
+
+
+def shim_symbol(kernel: ir.Kernel) -> str:
+    return f"kt_{kernel.name.lower()}"
+
+
+def register(cls: type[Renderer]) -> type[Renderer]:
+    """Class decorator marking a renderer for discovery in its module (the
+    built-in table names the module; nothing global is mutated)."""
+    if not cls.name:
+        raise TypeError(f"{cls.__name__} has no target name")
+    cls._kt_registered = True  # type: ignore[attr-defined]
+    return cls
+
+
+@dataclass
+class Registry:
+    """Renderers by target name: the built-in table plus ``extra`` classes."""
+
+    extra: dict[str, type[Renderer]] = field(default_factory=dict)
+
+    def add(self, cls: type[Renderer]) -> type[Renderer]:
+        register(cls)
+        self.extra[cls.name] = cls
+        return cls
+
+    def renderer_class(self, name: str) -> type[Renderer]:
+        if name in self.extra:
+            return self.extra[name]
+        if name not in BUILTIN_TARGETS:
+            raise KeyError(f"unknown target '{name}' (known: {', '.join(self.names())})")
+        module = importlib.import_module(BUILTIN_TARGETS[name])
+        for value in vars(module).values():
+            if (
+                isinstance(value, type) and issubclass(value, Renderer)
+                and getattr(value, "_kt_registered", False) and value.name == name
+            ):
+                return value
+        raise KeyError(f"module {module.__name__} registers no renderer named '{name}'")
+
+    def names(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys([*BUILTIN_TARGETS, *self.extra]))
+
+    def available(self) -> tuple[str, ...]:
+        """Targets whose renderer can be loaded here."""
+        out = []
+        for n in self.names():
+            try:
+                self.renderer_class(n)
+            except (ImportError, KeyError):
+                continue
+            out.append(n)
+        return tuple(out)
+
+
+def get_renderer(name: str, schedule: Schedule | None = None, registry: Registry | None = None) -> Renderer:
+    return (registry or Registry()).renderer_class(name)(schedule)
+
+
+def available(registry: Registry | None = None) -> tuple[str, ...]:
+    return (registry or Registry()).available()
+
+
+def capabilities(name: str, registry: Registry | None = None) -> Capabilities:
+    return (registry or Registry()).renderer_class(name).capabilities

@@ -1,0 +1,403 @@
+"""CUDA C++ target: ``cuda/NAME_cuda.cu`` with one ``__global__`` kernel per
+parallel nest (grid-stride loops, the contiguous index on ``threadIdx.x``,
+block reductions with warp shuffles and one atomic per block), single-thread
+kernels for serial device code, a launcher ``NAME_cuda(..., cudaStream_t)``
+taking device pointers, and the C ABI shim ``kt_NAME``."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import ClassVar
+
+from targets.base import Capabilities, CodeBuffer, Rendered, register, shim_symbol
+from targets.cmake import cuda_cmake
+from targets.cstyle import CStyleRenderer, cname
+from targets.fortran_interface import fortran_interface, interface_path
+from targets.kokkos import abi_params
+from translate import ir
+from translate.ir import DType
+from translate.schedule import (
+    DeviceNest,
+    DeviceSerial,
+    Schedule,
+    device_segments,
+    fastest_first,
+    host_scalars,
+    scalar_writes,
+)
+
+_OPS = {"add": "KtSum", "mul": "KtProd", "max": "KtMax", "min": "KtMin"}
+_AXES = ("x", "y", "z")
+
+_CHECK = """#ifndef KT_CUDA_CHECK
+// every CUDA call is checked: print file:line and the error string, then return the error
+#define KT_CUDA_CHECK(call)                                                                  \\
+    do {                                                                                     \\
+        const cudaError_t kt_err_ = (call);                                                  \\
+        if (kt_err_ != cudaSuccess) {                                                        \\
+            fprintf(stderr, "%s:%d: %s: %s\\n", __FILE__, __LINE__, #call, cudaGetErrorString(kt_err_)); \\
+            return kt_err_;                                                                  \\
+        }                                                                                    \\
+    } while (0)
+#endif"""
+
+_REDUCE = """// reduction operators
+struct KtSum { template <typename T> __device__ T operator()(T a, T b) const { return a + b; } };
+struct KtProd { template <typename T> __device__ T operator()(T a, T b) const { return a * b; } };
+struct KtMax { template <typename T> __device__ T operator()(T a, T b) const { return a < b ? b : a; } };
+struct KtMin { template <typename T> __device__ T operator()(T a, T b) const { return b < a ? b : a; } };
+
+// block-wide reduction (blockDim.x a multiple of 32, at most 1024): warp shuffles, then
+// one value per warp through shared memory; the result is valid in thread 0
+template <typename T, typename Op>
+__device__ T kt_block_reduce(T v, Op op, T identity) {
+    __shared__ T warp_vals[32];
+    const int lane = threadIdx.x % 32;
+    const int warp = threadIdx.x / 32;
+    for (int offset = 16; offset > 0; offset /= 2) {
+        v = op(v, __shfl_down_sync(0xffffffffu, v, offset));
+    }
+    __syncthreads();  // warp_vals may still be read by a previous reduction
+    if (lane == 0) {
+        warp_vals[warp] = v;
+    }
+    __syncthreads();
+    if (warp == 0) {
+        v = lane < (int)(blockDim.x / 32) ? warp_vals[lane] : identity;
+        for (int offset = 16; offset > 0; offset /= 2) {
+            v = op(v, __shfl_down_sync(0xffffffffu, v, offset));
+        }
+    }
+    return v;
+}
+
+// combine v into *acc atomically: native atomicAdd where it exists, else a CAS loop
+template <typename T, typename Op>
+__device__ void kt_atomic_combine(T* acc, T v, Op op) {
+    if constexpr (std::is_same_v<Op, KtSum> && (std::is_same_v<T, double> || std::is_same_v<T, float> ||
+                                                 std::is_same_v<T, int>)) {
+        atomicAdd(acc, v);
+    } else {
+        static_assert(sizeof(T) == 4 || sizeof(T) == 8, "4- or 8-byte reductions only");
+        using U = std::conditional_t<sizeof(T) == 4, unsigned int, unsigned long long>;
+        U* address = reinterpret_cast<U*>(acc);
+        U old = *address;
+        U assumed;
+        do {
+            assumed = old;
+            T current;
+            memcpy(&current, &assumed, sizeof(T));
+            const T next = op(current, v);
+            U bits;
+            memcpy(&bits, &next, sizeof(T));
+            old = atomicCAS(address, assumed, bits);
+        } while (assumed != old);
+    }
+}"""
+
+
+@register
+class CudaRenderer(CStyleRenderer):
+    name = "cuda"
+    capabilities = Capabilities(supports_reduction=True, max_collapse=3, needs_gpu_to_run=True, language="cuda")
+    FUNC_QUAL: ClassVar[str] = "__host__ __device__ inline"
+    MAX_GRID: ClassVar[int] = 65535
+
+    def host_return(self) -> str:
+        return "return cudaSuccess;"
+
+    def ptr(self, name: str, stmts: Iterable[ir.Stmt]) -> str:
+        arr = self.array(name)
+        written = any(isinstance(n, ir.Assign) and isinstance(n.target, ir.Load) and n.target.array == name
+                      for s in stmts for n in ir.walk(s))
+        return f"{'' if written else 'const '}{self.ctype(arr.dtype)}* __restrict__ {cname(name)}"
+
+    def block_size(self) -> int:
+        b = max(32, min(1024, self.schedule.block))
+        return (b + 31) // 32 * 32
+
+    # ----------------------------------------------------------------- render
+
+    def render(self, kernel: ir.Kernel, schedule: Schedule | None = None) -> Rendered:
+        scheduled, segs = self.segments(kernel, schedule)
+        self.begin(scheduled)
+        name = kernel.name.lower()
+        ns = f"kt_{name}_detail"
+        kernels = CodeBuffer(self.INDENT)
+        reduces = False
+        for seg in device_segments(segs):
+            kernels.blank()
+            if isinstance(seg, DeviceNest):
+                reduces |= bool(seg.reductions)
+                self.nest_kernel(kernels, seg)
+            else:
+                self.serial_kernel(kernels, seg)
+
+        launcher = CodeBuffer(self.INDENT)
+        params = self.launcher_params(kernel)
+        launcher.line(f"// Launcher: device pointers, work enqueued on stream. "
+                      f"Source: {kernel.name.upper()} ({kernel.origin}).")
+        with launcher.block(self.signature(f"cudaError_t {name}_cuda", params)):
+            launcher.line(f"using namespace {ns};")
+            for local in host_scalars(scheduled, segs):
+                if local == kernel.name and kernel.result is not None:
+                    continue
+                dt = self.dtype_of(local)
+                launcher.line(f"{self.ctype(dt)} {self.var(local)} = {self.zero(dt)};")
+            self.host_segments(launcher, segs)
+            launcher.line("return cudaSuccess;")
+        shim = self.shim(kernel, ns)
+
+        out = CodeBuffer(self.INDENT)
+        out.line(f"// {name}_cuda.cu: CUDA translation of {kernel.name.upper()} ({kernel.origin}).")
+        out.line(f"// Generated by kernel-translate. Launcher: {name}_cuda(...); "
+                 f"C ABI shim: {shim_symbol(kernel)}(...).")
+        out.lines(["#include <cuda_runtime.h>", "", "#include <climits>", "#include <cmath>", "#include <cstdio>",
+                   "#include <cstring>", "#include <limits>", "#include <type_traits>"])
+        out.blank()
+        out.splice(_CHECK)
+        out.blank()
+        out.line(f"namespace {ns} {{")
+        out.blank()
+        out.line("// grid size along one axis (grid-stride loops cover the rest)")
+        out.line(f"inline unsigned kt_grid(int trip, int block) {{ const int g = (trip + block - 1) / block; "
+                 f"return (unsigned)(g < {self.MAX_GRID} ? g : {self.MAX_GRID}); }}")
+        out.blank()
+        out.line("// an element count from a shape expression (never negative)")
+        out.line("inline size_t kt_extent(long long n) { return n > 0 ? (size_t)n : 0; }")
+        helpers = self.helper_text()
+        if helpers:
+            out.blank()
+            out.splice(helpers)
+        if reduces:
+            out.blank()
+            out.splice(_REDUCE)
+        out.splice(kernels)
+        out.blank()
+        out.line(f"}}  // namespace {ns}")
+        out.blank()
+        out.splice(launcher)
+        out.blank()
+        out.splice(shim)
+        path = f"cuda/{name}_cuda.cu"
+        files = {path: out.text(), interface_path(kernel): fortran_interface(kernel)}
+        return Rendered(files=files, entry=path, symbol=shim_symbol(kernel), target=self.name)
+
+    def launcher_params(self, kernel: ir.Kernel) -> list[str]:
+        out = []
+        for p in kernel.params:
+            t = self.ctype(p.dtype)
+            if isinstance(p, ir.Array):
+                out.append(f"{'' if p.intent.writes else 'const '}{t}* {cname(p.name)}")
+            elif p.intent.writes:
+                out.append(f"{t}& {cname(p.name)}")
+            else:
+                out.append(f"{t} {cname(p.name)}")
+        if kernel.result is not None:
+            out.append(f"{self.ctype(kernel.result)}& {self.var(kernel.name)}")
+        out.append("cudaStream_t stream")
+        return out
+
+    # --------------------------------------------------------------- kernels
+
+    def nest_kernel(self, buf: CodeBuffer, seg: DeviceNest) -> None:
+        order = [seg.loops[k] for k in fastest_first(seg, self.kernel)]
+        params = [f"const {self.ctype(self.dtype_of(s))} {self.var(s)}" for s in seg.scalars_in]
+        params += [f"const int {self.var(lp.var)}_trip" for lp in order]
+        params += [self.ptr(a, seg.body) for a in seg.arrays]
+        for r in seg.reductions:
+            t = self.ctype(r.dtype)
+            params += [f"{t}* __restrict__ {self.var(r.var)}_acc", f"const {t} {self.var(r.var)}_identity"]
+        buf.line(f"// {seg.name}: parallel loop nest at {self.where(seg.line)}; "
+                 f"fastest index {order[0].var} on threadIdx.x")
+        with buf.block(self.signature(f"__global__ void {seg.name}", params)):
+            buf.lines(self.extents(seg.arrays))
+            for r in seg.reductions:
+                buf.line(f"{self.ctype(r.dtype)} {self.var(r.var)} = {self.var(r.var)}_identity;")
+            k_names = {lp.var: f"k_{self.var(lp.var)}" for lp in order if not self.direct(lp)}
+            for lp in order:
+                if lp.var in k_names:
+                    buf.line(f"const int {self.var(lp.var)}_lo = {self.expr(lp.start)};")
+            depth = 0
+            for axis, lp in reversed(list(zip(_AXES, order, strict=False))):
+                k = k_names.get(lp.var, self.var(lp.var))
+                buf.line(f"for (int {k} = blockIdx.{axis} * blockDim.{axis} + threadIdx.{axis}; "
+                         f"{k} < {self.var(lp.var)}_trip; {k} += gridDim.{axis} * blockDim.{axis}) {{")
+                buf.level += 1
+                depth += 1
+            buf.lines(self.loop_var_lines(seg, k_names))
+            self.body_with_privates(buf, seg.body, seg.private)
+            for _ in range(depth):
+                buf.level -= 1
+                buf.line("}")
+            for r in seg.reductions:
+                v, op = self.var(r.var), _OPS[r.op]
+                buf.line(f"{v} = kt_block_reduce({v}, {op}(), {v}_identity);")
+                with buf.block("if (threadIdx.x == 0)"):
+                    buf.line(f"kt_atomic_combine({v}_acc, {v}, {op}());")
+
+    def serial_kernel(self, buf: CodeBuffer, seg: DeviceSerial) -> None:
+        writes = set().union(*(scalar_writes(s) for s in seg.stmts)) if seg.stmts else set()
+        renamed = [s for s in seg.scalars_in if s in writes]
+        params = [f"const {self.ctype(self.dtype_of(s))} {self.var(s)}{'_in' if s in renamed else ''}"
+                  for s in seg.scalars_in]
+        params += [f"{self.ctype(self.dtype_of(s, DType.F64))}* __restrict__ {self.var(s)}_io" for s in seg.scalars_out]
+        params += [self.ptr(a, seg.stmts) for a in seg.arrays]
+        buf.line(f"// {seg.name}: serial device code at {self.where(seg.line)} (launched <<<1, 1>>>)")
+        with buf.block(self.signature(f"__global__ void {seg.name}", params)):
+            buf.lines(self.extents(seg.arrays))
+            for s in renamed:
+                buf.line(f"{self.ctype(self.dtype_of(s))} {self.var(s)} = {self.var(s)}_in;")
+            for s in seg.scalars_out:
+                buf.line(f"{self.ctype(self.dtype_of(s, DType.F64))} {self.var(s)} = *{self.var(s)}_io;")
+            local = sorted(w for w in writes if w not in seg.scalars_in and w not in seg.scalars_out)
+            self.body_with_privates(buf, seg.stmts, local)
+            for s in seg.scalars_out:
+                buf.line(f"*{self.var(s)}_io = {self.var(s)};")
+
+    # -------------------------------------------------------------- launches
+
+    def identity(self, r: ir.Reduction) -> str:
+        t = self.ctype(r.dtype)
+        if r.op == "add":
+            return self.literal(0, r.dtype)
+        if r.op == "mul":
+            return self.literal(1, r.dtype)
+        if r.dtype.is_float:
+            return f"{'-' if r.op == 'max' else ''}std::numeric_limits<{t}>::infinity()"
+        return f"std::numeric_limits<{t}>::{'lowest' if r.op == 'max' else 'max'}()"
+
+    def launch_nest(self, buf: CodeBuffer, seg: DeviceNest) -> None:
+        order = [seg.loops[k] for k in fastest_first(seg, self.kernel)]
+        bs = self.block_size()
+        with buf.block("", opener="{"):
+            buf.line(f"// {seg.name} ({self.where(seg.line)})")
+            trips = [f"{self.var(lp.var)}_trip" for lp in order]
+            for lp, t in zip(order, trips, strict=True):
+                buf.line(f"const int {t} = {self.trip(lp)};")
+            with buf.block(f"if ({' && '.join(f'{t} > 0' for t in trips)})"):
+                dims = [f"kt_grid({trips[0]}, {bs})"] + [f"kt_grid({t}, 1)" for t in trips[1:]]
+                buf.line(f"const dim3 block({bs});")
+                buf.line(f"const dim3 grid({', '.join(dims)});")
+                args = [self.var(s) for s in seg.scalars_in] + trips + [cname(a) for a in seg.arrays]
+                for r in seg.reductions:
+                    v, t = self.var(r.var), self.ctype(r.dtype)
+                    buf.line(f"{t}* {v}_acc = nullptr;")
+                    buf.line(f"const {t} {v}_identity = {self.identity(r)};")
+                    buf.line(f"KT_CUDA_CHECK(cudaMallocAsync(&{v}_acc, sizeof({t}), stream));")
+                    buf.line(f"KT_CUDA_CHECK(cudaMemcpyAsync({v}_acc, &{v}_identity, sizeof({t}), "
+                             "cudaMemcpyHostToDevice, stream));")
+                    args += [f"{v}_acc", f"{v}_identity"]
+                buf.line(f"{seg.name}<<<grid, block, 0, stream>>>({', '.join(args)});")
+                buf.line("KT_CUDA_CHECK(cudaGetLastError());")
+                for r in seg.reductions:
+                    v, t = self.var(r.var), self.ctype(r.dtype)
+                    buf.line(f"{t} {v}_part = {v}_identity;")
+                    buf.line(f"KT_CUDA_CHECK(cudaMemcpyAsync(&{v}_part, {v}_acc, sizeof({t}), "
+                             "cudaMemcpyDeviceToHost, stream));")
+                    buf.line("KT_CUDA_CHECK(cudaStreamSynchronize(stream));")
+                    buf.line(f"KT_CUDA_CHECK(cudaFreeAsync({v}_acc, stream));")
+                    buf.line(self.combine(r))
+
+    def combine(self, r: ir.Reduction) -> str:
+        s, p = self.var(r.var), f"{self.var(r.var)}_part"
+        if r.op in ("max", "min"):
+            return f"{s} = {self.use('kt_' + r.op)}({s}, {p});"
+        return f"{s} = {s} {'+' if r.op == 'add' else '*'} {p};"
+
+    def launch_serial(self, buf: CodeBuffer, seg: DeviceSerial) -> None:
+        with buf.block("", opener="{"):
+            buf.line(f"// {seg.name} ({self.where(seg.line)})")
+            for s in seg.scalars_out:
+                v, t = self.var(s), self.ctype(self.dtype_of(s, DType.F64))
+                buf.line(f"{t}* {v}_io = nullptr;")
+                buf.line(f"KT_CUDA_CHECK(cudaMallocAsync(&{v}_io, sizeof({t}), stream));")
+                buf.line(f"KT_CUDA_CHECK(cudaMemcpyAsync({v}_io, &{v}, sizeof({t}), cudaMemcpyHostToDevice, stream));")
+            args = [self.var(s) for s in seg.scalars_in] + [f"{self.var(s)}_io" for s in seg.scalars_out]
+            args += [cname(a) for a in seg.arrays]
+            buf.line(f"{seg.name}<<<1, 1, 0, stream>>>({', '.join(args)});")
+            buf.line("KT_CUDA_CHECK(cudaGetLastError());")
+            for s in seg.scalars_out:
+                v, t = self.var(s), self.ctype(self.dtype_of(s, DType.F64))
+                buf.line(f"KT_CUDA_CHECK(cudaMemcpyAsync(&{v}, {v}_io, sizeof({t}), cudaMemcpyDeviceToHost, stream));")
+            if seg.scalars_out:
+                buf.line("KT_CUDA_CHECK(cudaStreamSynchronize(stream));")
+            for s in seg.scalars_out:
+                buf.line(f"KT_CUDA_CHECK(cudaFreeAsync({self.var(s)}_io, stream));")
+
+    # ------------------------------------------------------------------ shim
+
+    def shim(self, kernel: ir.Kernel, ns: str) -> str:
+        name = kernel.name.lower()
+        b = CodeBuffer(self.INDENT)
+        params = abi_params(self, kernel)
+        res_t = self.ctype(kernel.result) if kernel.result is not None else None
+        impl_params = params + ([f"{res_t}* kt_result"] if res_t else [])
+        b.line(f"namespace {ns} {{")
+        b.blank()
+        b.line("// copies host arrays to the device, runs the launcher, copies out/inout arrays back")
+        with b.block(self.signature("static cudaError_t shim_impl", impl_params)):
+            arrays = [p for p in kernel.params if isinstance(p, ir.Array)]
+            for p in arrays:
+                n, t = cname(p.name), self.ctype(p.dtype)
+                count = " * ".join(f"kt_extent({self.expr(s)})" for s in p.shape) or "1"
+                b.line(f"const size_t {n}_bytes = {count} * sizeof({t});")
+                b.line(f"{t}* {n}_d = nullptr;")
+                b.line(f"KT_CUDA_CHECK(cudaMalloc(&{n}_d, {n}_bytes > 0 ? {n}_bytes : sizeof({t})));")
+                b.line(f"KT_CUDA_CHECK(cudaMemcpy({n}_d, {n}, {n}_bytes, cudaMemcpyHostToDevice));")
+            args = []
+            for p in kernel.params:
+                n = cname(p.name)
+                if isinstance(p, ir.Array):
+                    args.append(f"{n}_d")
+                elif p.intent.writes:
+                    if p.dtype is DType.BOOL:
+                        b.line(f"bool {n}_b = *{n} != 0;")
+                        args.append(f"{n}_b")
+                    else:
+                        args.append(f"*{n}")
+                else:
+                    args.append(f"{n} != 0" if p.dtype is DType.BOOL else n)
+            if res_t:
+                b.line(f"{res_t} kt_value = {self.zero(kernel.result)};")  # type: ignore[arg-type]
+                args.append("kt_value")
+            b.line("const cudaStream_t stream = 0;")
+            b.line(f"KT_CUDA_CHECK({name}_cuda({', '.join(args + ['stream'])}));")
+            b.line("KT_CUDA_CHECK(cudaStreamSynchronize(stream));")
+            for p in arrays:
+                n = cname(p.name)
+                if p.intent.writes:
+                    b.line(f"KT_CUDA_CHECK(cudaMemcpy({n}, {n}_d, {n}_bytes, cudaMemcpyDeviceToHost));")
+            for p in kernel.params:
+                if isinstance(p, ir.Scalar) and p.intent.writes and p.dtype is DType.BOOL:
+                    b.line(f"*{cname(p.name)} = {cname(p.name)}_b ? 1 : 0;")
+            for p in arrays:
+                b.line(f"KT_CUDA_CHECK(cudaFree({cname(p.name)}_d));")
+            if res_t:
+                b.line("*kt_result = kt_value;")
+            b.line("return cudaSuccess;")
+        b.blank()
+        b.line(f"}}  // namespace {ns}")
+        b.blank()
+        ret = self.ABI_TYPES[kernel.result] if kernel.result is not None else "void"
+        b.line("// C ABI shim (CONVENTIONS.md): host arrays in and out; errors are printed with file:line.")
+        with b.block(self.signature(f'extern "C" {ret} {shim_symbol(kernel)}', params)):
+            names = [cname(p.name) for p in kernel.params]
+            if res_t:
+                b.line(f"{res_t} kt_result = {self.zero(kernel.result)};")  # type: ignore[arg-type]
+                b.line(f"{ns}::shim_impl({', '.join([*names, '&kt_result'])});")
+                b.line("return kt_result;")
+            else:
+                b.line(f"{ns}::shim_impl({', '.join(names)});")
+        return b.text()
+
+    def build_files(self, workflow: str, rendered: Iterable[Rendered]) -> dict[str, str]:
+        sources = [Path(r.entry).name for r in rendered]
+        return {"cuda/CMakeLists.txt": cuda_cmake(workflow, sources)}
+
+
+def compile_command(source: str | Path, output: str | Path, arch: str = "sm_90") -> list[str]:
+    """nvcc command building one generated file into a shared library."""
+    return ["nvcc", "-std=c++17", "-O2", f"-arch={arch}", "-Xcompiler", "-fPIC", "-shared", str(source),
+            "-o", str(output)]

@@ -1,0 +1,207 @@
+"""Hand-built IR kernels (no frontend needed) shared by the schedule and the
+C-style target tests. Each mirrors a real routine shape: quick returns, stride
+branches, reductions, halos, collapsed nests, recurrences, negative steps and
+host branches on character flags."""
+
+from __future__ import annotations
+
+from translate import ir
+from translate.ir import DType, Intent, LoopKind
+
+F64, I32, CHAR = DType.F64, DType.I32, DType.CHAR
+P, S = LoopKind.PARALLEL, LoopKind.SERIAL
+
+
+def v(name: str, dtype: DType = I32) -> ir.Var:
+    return ir.Var(name, dtype)
+
+
+def c(value: int | float | str, dtype: DType | None = None) -> ir.Const:
+    if dtype is None:
+        dtype = I32 if isinstance(value, int) else CHAR if isinstance(value, str) else F64
+    return ir.Const(value, dtype)
+
+
+def b(op: str, lhs: ir.Expr, rhs: ir.Expr, dtype: DType | None = None) -> ir.BinOp:
+    if dtype is None:
+        dtype = DType.BOOL if op in ("lt", "le", "gt", "ge", "eq", "ne", "and", "or") else lhs.dtype
+    return ir.BinOp(op, lhs, rhs, dtype)
+
+
+def ld(array: str, *index: ir.Expr, dtype: DType = F64) -> ir.Load:
+    return ir.Load(array, tuple(index), dtype)
+
+
+def asg(target: ir.Var | ir.Load, value: ir.Expr) -> ir.Assign:
+    return ir.Assign(target, value)
+
+
+def loop(var: str, start: ir.Expr, stop: ir.Expr, body: list[ir.Stmt], kind: LoopKind = P, step: int = 1,
+         reductions: tuple[ir.Reduction, ...] = (), line: int = 0) -> ir.Loop:
+    return ir.Loop(var, start, stop, c(step), tuple(body), kind, reductions, line=line)
+
+
+def extent(n: ir.Expr, inc: ir.Expr) -> ir.Expr:
+    """1 + (n - 1) * |inc|"""
+    return b("add", c(1), b("mul", b("sub", n, c(1)), ir.Call("abs", (inc,), I32)))
+
+
+def origin(line: int) -> ir.Origin:
+    return ir.Origin("blas.f", line)
+
+
+def daxpy() -> ir.Kernel:
+    n, incx, incy, ix, iy, i = v("n"), v("incx"), v("incy"), v("ix"), v("iy"), v("i")
+    da = v("da", F64)
+    body: list[ir.Stmt] = [
+        ir.If(b("le", n, c(0)), (ir.Return(),)),
+        ir.If(b("eq", da, c(0.0)), (ir.Return(),)),
+        ir.If(
+            b("and", b("eq", incx, c(1)), b("eq", incy, c(1))),
+            (loop("i", c(0), n, [asg(ld("dy", i), b("add", ld("dy", i), b("mul", da, ld("dx", i))))], line=20),),
+            (
+                asg(ix, c(0)),
+                asg(iy, c(0)),
+                ir.If(b("lt", incx, c(0)), (asg(ix, b("mul", b("add", ir.UnOp("neg", n, I32), c(1)), incx)),)),
+                ir.If(b("lt", incy, c(0)), (asg(iy, b("mul", b("add", ir.UnOp("neg", n, I32), c(1)), incy)),)),
+                loop("i", c(0), n, [
+                    asg(ld("dy", iy), b("add", ld("dy", iy), b("mul", da, ld("dx", ix)))),
+                    asg(ix, b("add", ix, incx)),
+                    asg(iy, b("add", iy, incy)),
+                ], kind=S, line=30),
+            ),
+        ),
+    ]
+    return ir.Kernel(
+        "daxpy",
+        (ir.Scalar("n", I32), ir.Scalar("da", F64), ir.Array("dx", F64, (extent(n, incx),)),
+         ir.Scalar("incx", I32), ir.Array("dy", F64, (extent(n, incy),), intent=Intent.INOUT),
+         ir.Scalar("incy", I32)),
+        (ir.Scalar("i", I32), ir.Scalar("ix", I32), ir.Scalar("iy", I32)),
+        tuple(body), origin(1),
+    )
+
+
+def ddot() -> ir.Kernel:
+    n, i, dtemp = v("n"), v("i"), v("dtemp", F64)
+    body = (
+        asg(v("ddot", F64), c(0.0)),
+        asg(dtemp, c(0.0)),
+        ir.If(b("le", n, c(0)), (ir.Return(),)),
+        loop("i", c(0), n, [asg(dtemp, b("add", dtemp, b("mul", ld("dx", i), ld("dy", i))))],
+             reductions=(ir.Reduction("dtemp", "add", F64),), line=12),
+        asg(v("ddot", F64), dtemp),
+    )
+    return ir.Kernel(
+        "ddot",
+        (ir.Scalar("n", I32), ir.Array("dx", F64, (n,)), ir.Array("dy", F64, (n,))),
+        (ir.Scalar("i", I32), ir.Scalar("dtemp", F64), ir.Scalar("ddot", F64)),
+        body, origin(5), result=F64,
+    )
+
+
+def stencil() -> ir.Kernel:
+    """b(1:n, 1:m) from a(0:n+1, 0:m+1): a 5-point average; halo untouched."""
+    n, m, i, j = v("n"), v("m"), v("i"), v("j")
+    ip, jp = b("add", i, c(1)), b("add", j, c(1))
+
+    def a(x: ir.Expr, y: ir.Expr) -> ir.Load:
+        return ld("a", x, y)
+
+    value = b("mul", c(0.25), b("add", b("add", b("add", a(i, jp), a(b("add", i, c(2)), jp)), a(ip, j)),
+                                a(ip, b("add", j, c(2)))))
+    inner = loop("i", c(0), n, [asg(ld("b", ip, jp), value)], line=8)
+    shape = (b("add", n, c(2)), b("add", m, c(2)))
+    return ir.Kernel(
+        "stencil",
+        (ir.Scalar("n", I32), ir.Scalar("m", I32), ir.Array("a", F64, shape, lower=(c(0), c(0))),
+         ir.Array("b", F64, shape, intent=Intent.INOUT, lower=(c(0), c(0)))),
+        (ir.Scalar("i", I32), ir.Scalar("j", I32)),
+        (loop("j", c(0), m, [inner], line=7),), origin(3),
+    )
+
+
+def axpy3d() -> ir.Kernel:
+    """w(i,j,k) = s*u(i,j,k) + z(i,j,k), then umax = max |u|, both 3-D collapsed."""
+    nx, ny, nz, i, j, k, s = v("nx"), v("ny"), v("nz"), v("i"), v("j"), v("k"), v("s", F64)
+    shape = (nx, ny, nz)
+    body = [asg(ld("w", i, j, k), b("add", b("mul", s, ld("u", i, j, k)), ld("z", i, j, k)))]
+    umax = v("umax", F64)
+    red = [asg(umax, ir.Call("max", (umax, ir.Call("abs", (ld("u", i, j, k),), F64)), F64))]
+    nest1 = loop("k", c(0), nz, [loop("j", c(0), ny, [loop("i", c(0), nx, body, line=12)], line=11)], line=10)
+    rr = (ir.Reduction("umax", "max", F64),)
+    nest2 = loop("k", c(0), nz, [loop("j", c(0), ny, [loop("i", c(0), nx, red, line=18, reductions=rr)],
+                                      line=17, reductions=rr)], line=16, reductions=rr)
+    return ir.Kernel(
+        "axpy3d",
+        (ir.Scalar("nx", I32), ir.Scalar("ny", I32), ir.Scalar("nz", I32), ir.Scalar("s", F64),
+         ir.Array("u", F64, shape), ir.Array("z", F64, shape), ir.Array("w", F64, shape, intent=Intent.OUT),
+         ir.Scalar("umax", F64, Intent.OUT)),
+        (ir.Scalar("i", I32), ir.Scalar("j", I32), ir.Scalar("k", I32)),
+        (asg(umax, c(0.0)), nest1, nest2), origin(9),
+    )
+
+
+def recur() -> ir.Kernel:
+    """x(i) = c*x(i-1) + y(i) (loop-carried), and total = sum of x done serially."""
+    n, i, cc, t = v("n"), v("i"), v("c", F64), v("t", F64)
+    serial = loop("i", c(1), n, [asg(ld("x", i), b("add", b("mul", cc, ld("x", b("sub", i, c(1)))), ld("y", i)))],
+                  kind=S, line=6)
+    acc = loop("i", c(0), n, [asg(t, b("add", t, ld("x", i)))], kind=S, line=9)
+    return ir.Kernel(
+        "recur",
+        (ir.Scalar("n", I32), ir.Scalar("c", F64), ir.Array("x", F64, (n,), intent=Intent.INOUT),
+         ir.Array("y", F64, (n,)), ir.Scalar("total", F64, Intent.OUT)),
+        (ir.Scalar("i", I32), ir.Scalar("t", F64)),
+        (asg(t, c(0.0)), serial, acc, asg(v("total", F64), t)), origin(2),
+    )
+
+
+def reverse() -> ir.Kernel:
+    """do i = n, 1, -1: y(i) = x(n-i+1);  do i = 1, n, 2: z(i) = 2*x(i)."""
+    n, i = v("n"), v("i")
+    neg = loop("i", b("sub", n, c(1)), c(-1), [asg(ld("y", i), ld("x", b("sub", b("sub", n, c(1)), i)))],
+               step=-1, line=4)
+    two = loop("i", c(0), n, [asg(ld("z", i), b("mul", c(2.0), ld("x", i)))], step=2, line=7)
+    return ir.Kernel(
+        "reverse",
+        (ir.Scalar("n", I32), ir.Array("x", F64, (n,)), ir.Array("y", F64, (n,), intent=Intent.OUT),
+         ir.Array("z", F64, (n,), intent=Intent.INOUT)),
+        (ir.Scalar("i", I32),), (neg, two), origin(1),
+    )
+
+
+def dgemv() -> ir.Kernel:
+    """y += alpha*op(A)*x, unit strides, reference-BLAS loop shapes."""
+    m, n, lda, i, j = v("m"), v("n"), v("lda"), v("i"), v("j")
+    alpha, temp, trans = v("alpha", F64), v("temp", F64), v("trans", CHAR)
+    lsame = (lambda ch: ir.Call("lsame", (trans, c(ch)), DType.BOOL))  # noqa: E731
+    notrans = loop("j", c(0), n, [
+        asg(temp, b("mul", alpha, ld("x", j))),
+        loop("i", c(0), m, [asg(ld("y", i), b("add", ld("y", i), b("mul", temp, ld("a", i, j))))], line=40),
+    ], kind=S, line=38)
+    dotform = loop("j", c(0), n, [
+        asg(temp, c(0.0)),
+        loop("i", c(0), m, [asg(temp, b("add", temp, b("mul", ld("a", i, j), ld("x", i))))], kind=S, line=50),
+        asg(ld("y", j), b("add", ld("y", j), b("mul", alpha, temp))),
+    ], line=48)
+    body = (
+        asg(v("info"), c(0)),
+        ir.If(b("and", ir.UnOp("not", lsame("N"), DType.BOOL), ir.UnOp("not", lsame("T"), DType.BOOL)),
+              (asg(v("info"), c(1)),)),
+        ir.If(b("ne", v("info"), c(0)), (ir.ErrorCall("xerbla", (c("DGEMV ", CHAR), v("info"))), ir.Return())),
+        ir.If(b("or", b("or", b("eq", m, c(0)), b("eq", n, c(0))), b("eq", alpha, c(0.0))), (ir.Return(),)),
+        ir.If(lsame("N"), (notrans,), (dotform,)),
+    )
+    mx = ir.Call("max", (m, n), I32)
+    return ir.Kernel(
+        "dgemv",
+        (ir.Scalar("trans", CHAR), ir.Scalar("m", I32), ir.Scalar("n", I32), ir.Scalar("alpha", F64),
+         ir.Array("a", F64, (lda, n)), ir.Scalar("lda", I32), ir.Array("x", F64, (mx,)),
+         ir.Array("y", F64, (mx,), intent=Intent.INOUT)),
+        (ir.Scalar("i", I32), ir.Scalar("j", I32), ir.Scalar("info", I32), ir.Scalar("temp", F64)),
+        body, origin(30),
+    )
+
+
+ALL = (daxpy, ddot, stencil, axpy3d, recur, reverse, dgemv)

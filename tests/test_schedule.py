@@ -1,0 +1,175 @@
+"""Schedules and the host/device partition, on hand-built kernels."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests import kt_hand_kernels as hk
+from translate import ir
+from translate.schedule import (
+    DeviceNest,
+    DeviceSerial,
+    HostBlock,
+    HostIf,
+    HostLoop,
+    PartitionError,
+    Schedule,
+    apply_schedule,
+    device_segments,
+    fastest_first,
+    host_scalars,
+    partition,
+    walk_segments,
+)
+
+
+def kinds(segs: tuple) -> list[str]:
+    return [type(s).__name__ for s in segs]
+
+
+def loops(kernel: ir.Kernel) -> list[ir.Loop]:
+    return [n for s in kernel.body for n in ir.walk(s) if isinstance(n, ir.Loop)]
+
+
+def test_daxpy_partition() -> None:
+    segs = partition(hk.daxpy())
+    assert kinds(segs) == ["HostBlock", "HostIf"]
+    assert all(isinstance(s, ir.If) for s in segs[0].stmts)  # the two quick returns
+    branch = segs[1]
+    assert isinstance(branch, HostIf)
+    (nest,) = branch.then
+    assert isinstance(nest, DeviceNest) and nest.name == "daxpy_loop1" and nest.line == 20
+    assert nest.scalars_in == ("n", "da") and nest.arrays == ("dx", "dy") and nest.reductions == ()
+    assert kinds(branch.orelse) == ["HostBlock", "DeviceSerial"]
+    serial = branch.orelse[1]
+    assert serial.name == "daxpy_serial1" and serial.line == 30
+    assert set(serial.scalars_in) == {"n", "da", "incx", "incy", "ix", "iy"} and serial.scalars_out == ()
+
+
+def test_ddot_reduction_into_host_scalar() -> None:
+    k = hk.ddot()
+    segs = partition(k)
+    assert kinds(segs) == ["HostBlock", "DeviceNest", "HostBlock"]
+    nest = segs[1]
+    assert nest.reductions == (ir.Reduction("dtemp", "add", ir.DType.F64),)
+    assert "dtemp" not in nest.scalars_in and nest.private == ()
+    assert host_scalars(k, segs) == ("dtemp", "ddot")
+
+
+def test_collapse_and_contiguous_order() -> None:
+    k = hk.stencil()
+    (nest,) = partition(k)
+    assert [lp.var for lp in nest.loops] == ["j", "i"]
+    assert fastest_first(nest, k) == (1, 0)  # i walks the first (contiguous) index
+    assert nest.loops[0].body == ()  # only the innermost keeps its body
+    assert nest.scalars_in == ("n", "m")
+    k3 = hk.axpy3d()
+    segs = partition(k3)
+    assert kinds(segs) == ["HostBlock", "DeviceNest", "DeviceNest"]
+    assert [lp.var for lp in segs[1].loops] == ["k", "j", "i"]
+    assert [segs[1].loops[i].var for i in fastest_first(segs[1], k3)] == ["i", "j", "k"]
+    assert segs[2].reductions[0].op == "max" and len(segs[2].loops) == 3
+    assert [s.name for s in device_segments(segs)] == ["axpy3d_loop1", "axpy3d_loop2"]
+
+
+def test_stride_scalars_in() -> None:
+    segs = partition(hk.dgemv())
+    nests = device_segments(segs)
+    assert all("lda" in n.scalars_in for n in nests)  # a(i, j) linearises with lda
+
+
+def test_recurrence_is_device_serial_with_scalar_out() -> None:
+    segs = partition(hk.recur())
+    assert kinds(segs) == ["HostBlock", "DeviceSerial", "HostBlock"]
+    serial = segs[1]
+    assert isinstance(serial, DeviceSerial)
+    assert len(serial.stmts) == 2  # consecutive serial loops merged
+    assert serial.scalars_out == ("t",) and serial.scalars_in == ("n", "c")
+    assert serial.arrays == ("x", "y") and serial.line == 6
+
+
+def test_negative_and_strided_steps_are_nests() -> None:
+    segs = partition(hk.reverse())
+    assert kinds(segs) == ["DeviceNest", "DeviceNest"]
+    assert segs[0].loops[0].step == hk.c(-1) and segs[1].loops[0].step == hk.c(2)
+    assert [s.name for s in segs] == ["reverse_loop1", "reverse_loop2"]
+
+
+def test_dgemv_host_if_host_loop_and_sinking() -> None:
+    segs = partition(hk.dgemv())
+    assert kinds(segs) == ["HostBlock", "HostIf"]
+    branch = segs[1]
+    assert isinstance(branch.cond, ir.Call) and branch.cond.fn == "lsame"
+    (hl,) = branch.then
+    assert isinstance(hl, HostLoop) and hl.var == "j"
+    (nest,) = hl.body
+    assert isinstance(nest, DeviceNest)
+    assert isinstance(nest.body[0], ir.Assign) and nest.body[0].target.name == "temp"  # sunk
+    assert nest.private == ("temp",) and "j" in nest.scalars_in
+    (dotform,) = branch.orelse
+    assert isinstance(dotform, DeviceNest) and dotform.private == ("temp",)
+    assert [lp.var for lp in dotform.loops] == ["j"]  # inner serial i loop stays in the body
+
+
+def test_no_sinking_when_scalar_used_after_the_nest() -> None:
+    k = hk.dgemv()
+    notrans = k.body[-1].then[0]
+    use_temp = ir.Assign(hk.v("info"), ir.Cast(ir.DType.I32, hk.v("temp", ir.DType.F64)))
+    changed = ir.If(k.body[-1].cond, (ir.Loop(**{**notrans.__dict__, "body": notrans.body + (use_temp,)}),),
+                    k.body[-1].orelse)
+    k2 = ir.Kernel(k.name, k.params, k.locals, k.body[:-1] + (changed,), k.origin)
+    then = partition(k2)[1].then
+    assert kinds(then) == ["DeviceSerial"]  # the whole loop runs on the device, serially
+    assert "info" in then[0].scalars_in or "info" in then[0].scalars_out
+
+
+def test_no_sinking_when_nest_writes_what_the_scalar_reads() -> None:
+    n, i, j, t = hk.v("n"), hk.v("i"), hk.v("j"), hk.v("t", ir.DType.F64)
+    inner = hk.loop("i", hk.c(0), n, [hk.asg(hk.ld("x", i), hk.b("mul", hk.ld("x", i), t))])
+    outer = hk.loop("j", hk.c(0), n, [hk.asg(t, hk.ld("x", j)), inner], kind=ir.LoopKind.SERIAL)
+    k = ir.Kernel("scale", (ir.Scalar("n", ir.DType.I32), ir.Array("x", ir.DType.F64, (n,), intent=ir.Intent.INOUT)),
+                  (ir.Scalar("t", ir.DType.F64),), (outer,), hk.origin(1))
+    assert kinds(partition(k)) == ["DeviceSerial"]
+
+
+def test_return_inside_device_code_is_an_error() -> None:
+    n, i = hk.v("n"), hk.v("i")
+    body = (hk.loop("i", hk.c(0), n, [ir.If(hk.b("lt", hk.ld("x", i), hk.c(0.0)), (ir.Return(),))],
+                    kind=ir.LoopKind.SERIAL),)
+    k = ir.Kernel("early", (ir.Scalar("n", ir.DType.I32), ir.Array("x", ir.DType.F64, (n,))), (), body, hk.origin(1))
+    with pytest.raises(PartitionError):
+        partition(k)
+
+
+def test_host_only_kernel() -> None:
+    n = hk.v("n")
+    k = ir.Kernel("host", (ir.Scalar("n", ir.DType.I32, ir.Intent.INOUT),), (),
+                  (hk.asg(n, hk.b("add", n, hk.c(1))),), hk.origin(1))
+    assert partition(k) == (HostBlock(k.body),)
+
+
+@pytest.mark.parametrize("make", hk.ALL, ids=lambda f: f.__name__)
+def test_apply_schedule_levels(make) -> None:  # type: ignore[no-untyped-def]
+    k = make()
+    assert apply_schedule(k, Schedule(0)) is k
+    l1 = apply_schedule(k, Schedule(1))
+    for top in (s for s in walk_all(l1) if isinstance(s, ir.Loop) and s.kind is ir.LoopKind.PARALLEL):
+        inner = [n for b in top.body for n in ir.walk(b) if isinstance(n, ir.Loop)]
+        assert all(lp.kind is ir.LoopKind.SERIAL for lp in inner)
+    l2 = apply_schedule(k, Schedule(2))
+    assert all(lp.kind is ir.LoopKind.SERIAL for lp in loops(l2))
+    assert not any(isinstance(s, DeviceNest) for s in walk_segments(partition(l2)))
+
+
+def walk_all(k: ir.Kernel) -> list[object]:
+    return [n for s in k.body for n in ir.walk(s)]
+
+
+def test_level1_keeps_outermost_parallel_only() -> None:
+    segs = partition(apply_schedule(hk.stencil(), Schedule(1)))
+    (nest,) = segs
+    assert [lp.var for lp in nest.loops] == ["j"]
+    assert isinstance(nest.body[0], ir.Loop) and nest.body[0].kind is ir.LoopKind.SERIAL
+    with pytest.raises(ValueError):
+        apply_schedule(hk.stencil(), Schedule(3))
+    assert Schedule(1).describe() == "outermost loop parallel only"

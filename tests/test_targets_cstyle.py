@@ -1,0 +1,332 @@
+"""Kokkos and CUDA renderers: generated text, real builds, and numbers.
+
+Kokkos is built against Debian's Kokkos (Serial backend) and called through
+its ``kt_`` shim with ctypes, checked against numpy. CUDA is built with nvcc
+(object code on this machine); the same numeric cases run on a GPU where one
+is present (``gpu`` marker)."""
+
+from __future__ import annotations
+
+import ctypes
+import shutil
+import subprocess
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from targets import cuda as cuda_target
+from targets import kokkos as kokkos_target
+from targets.base import Unsupported, available, get_renderer
+from targets.cstyle import CStyleRenderer
+from targets.fortran_interface import fortran_interface
+from tests import kt_hand_kernels as hk
+from translate import ir
+from translate.schedule import Schedule
+
+D = ctypes.c_double
+I = ctypes.c_int  # noqa: E741
+HAVE_KOKKOS = Path("/usr/include/trilinos/Kokkos_Core.hpp").exists() and shutil.which("g++") is not None
+HAVE_NVCC = shutil.which("nvcc") is not None
+
+
+def _has_gpu() -> bool:
+    smi = shutil.which("nvidia-smi")
+    return bool(smi) and subprocess.run([smi, "-L"], capture_output=True).returncode == 0
+
+
+def ptr(a: np.ndarray) -> ctypes.c_void_p:
+    return ctypes.c_void_p(a.ctypes.data)
+
+
+def _build(target: str, tmp: Path) -> dict[str, Path]:
+    renderer = get_renderer(target)
+    jobs = []
+    for make in hk.ALL:
+        rendered = renderer.render(make())
+        rendered.write(tmp)
+        src = tmp / rendered.entry
+        lib = src.with_suffix(".so")
+        mod = kokkos_target if target == "kokkos" else cuda_target
+        jobs.append((make().name, mod.compile_command(src, lib), lib))
+
+    def run(job: tuple[str, list[str], Path]) -> tuple[str, Path]:
+        name, cmd, lib = job
+        res = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+        assert res.returncode == 0, f"{' '.join(cmd)}\n{res.stderr[-4000:]}"
+        return name, lib
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        return dict(pool.map(run, jobs))
+
+
+@pytest.fixture(scope="module")
+def kokkos_libs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    if not HAVE_KOKKOS:
+        pytest.skip("Kokkos headers or g++ not found")
+    return _build("kokkos", tmp_path_factory.mktemp("kokkos"))
+
+
+@pytest.fixture(scope="module")
+def cuda_libs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    if not HAVE_NVCC:
+        pytest.skip("nvcc not found")
+    return _build("cuda", tmp_path_factory.mktemp("cuda"))
+
+
+# ------------------------------------------------------------ numeric cases
+
+
+def case_daxpy(lib: ctypes.CDLL) -> None:
+    rng = np.random.default_rng(1)
+    f = lib.kt_daxpy
+    f.argtypes = [I, D, ctypes.c_void_p, I, ctypes.c_void_p, I]
+    n = 1000
+    x, y = rng.normal(size=n), rng.normal(size=n)
+    y0 = y.copy()
+    f(n, 2.5, ptr(x), 1, ptr(y), 1)
+    np.testing.assert_allclose(y, y0 + 2.5 * x, rtol=1e-13, atol=1e-14)  # nvcc contracts to FMA
+    # strided: incx = 2, incy = -1 (reference BLAS walks y backwards)
+    x2 = rng.normal(size=1 + (n - 1) * 2)
+    y2 = rng.normal(size=n)
+    want = y2.copy()
+    want[::-1] += 0.5 * x2[::2]
+    f(n, 0.5, ptr(x2), 2, ptr(y2), -1)
+    np.testing.assert_allclose(y2, want, rtol=1e-13, atol=1e-14)
+    # quick return: n <= 0 and da == 0 leave y alone
+    y3 = y0.copy()
+    f(0, 2.0, ptr(x), 1, ptr(y3), 1)
+    f(n, 0.0, ptr(x), 1, ptr(y3), 1)
+    np.testing.assert_array_equal(y3, y0)
+
+
+def case_ddot(lib: ctypes.CDLL) -> None:
+    rng = np.random.default_rng(2)
+    f = lib.kt_ddot
+    f.argtypes = [I, ctypes.c_void_p, ctypes.c_void_p]
+    f.restype = D
+    for n in (1, 1000, 100_003):
+        x, y = rng.normal(size=n), rng.normal(size=n)
+        assert f(n, ptr(x), ptr(y)) == pytest.approx(float(x @ y), rel=1e-12, abs=1e-12)
+    assert f(0, ptr(x), ptr(y)) == 0.0
+
+
+def case_stencil(lib: ctypes.CDLL) -> None:
+    rng = np.random.default_rng(3)
+    n, m = 37, 23
+    a = np.asfortranarray(rng.normal(size=(n + 2, m + 2)))
+    b = np.asfortranarray(np.full((n + 2, m + 2), -7.0))
+    lib.kt_stencil.argtypes = [I, I, ctypes.c_void_p, ctypes.c_void_p]
+    lib.kt_stencil(n, m, ptr(a), ptr(b))
+    want = np.full_like(b, -7.0)
+    want[1:-1, 1:-1] = 0.25 * (a[:-2, 1:-1] + a[2:, 1:-1] + a[1:-1, :-2] + a[1:-1, 2:])
+    np.testing.assert_allclose(b, want, rtol=1e-14)
+
+
+def case_axpy3d(lib: ctypes.CDLL) -> None:
+    rng = np.random.default_rng(4)
+    nx, ny, nz = 13, 7, 5
+    u = np.asfortranarray(rng.normal(size=(nx, ny, nz)))
+    z = np.asfortranarray(rng.normal(size=(nx, ny, nz)))
+    w = np.asfortranarray(np.full((nx, ny, nz), np.nan))
+    umax = D(np.nan)
+    lib.kt_axpy3d.argtypes = [I, I, I, D, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.POINTER(D)]
+    lib.kt_axpy3d(nx, ny, nz, 1.5, ptr(u), ptr(z), ptr(w), ctypes.byref(umax))
+    np.testing.assert_allclose(w, 1.5 * u + z, rtol=1e-14)
+    assert umax.value == np.abs(u).max()
+
+
+def case_recur(lib: ctypes.CDLL) -> None:
+    rng = np.random.default_rng(5)
+    n = 50
+    x, y = rng.normal(size=n), rng.normal(size=n)
+    want = x.copy()
+    for i in range(1, n):
+        want[i] = 0.9 * want[i - 1] + y[i]
+    total = D(np.nan)
+    lib.kt_recur.argtypes = [I, D, ctypes.c_void_p, ctypes.c_void_p, ctypes.POINTER(D)]
+    lib.kt_recur(n, 0.9, ptr(x), ptr(y), ctypes.byref(total))
+    np.testing.assert_allclose(x, want, rtol=1e-13)
+    assert total.value == pytest.approx(want.sum(), rel=1e-12)
+
+
+def case_reverse(lib: ctypes.CDLL) -> None:
+    n = 11
+    x = np.arange(n, dtype=float) + 1
+    y = np.full(n, np.nan)
+    z = np.full(n, -1.0)
+    lib.kt_reverse.argtypes = [I, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
+    lib.kt_reverse(n, ptr(x), ptr(y), ptr(z))
+    np.testing.assert_array_equal(y, x[::-1])
+    want = np.full(n, -1.0)
+    want[::2] = 2 * x[::2]
+    np.testing.assert_array_equal(z, want)
+
+
+def case_dgemv(lib: ctypes.CDLL) -> None:
+    rng = np.random.default_rng(6)
+    m, n, lda = 30, 20, 33
+    a = np.asfortranarray(rng.normal(size=(lda, n)))
+    f = lib.kt_dgemv
+    f.argtypes = [ctypes.c_char, I, I, D, ctypes.c_void_p, I, ctypes.c_void_p, ctypes.c_void_p]
+    for trans in (b"N", b"n", b"T", b"t"):
+        x, y = rng.normal(size=max(m, n)), rng.normal(size=max(m, n))
+        want = y.copy()
+        if trans in (b"N", b"n"):
+            want[:m] += 0.7 * a[:m, :n] @ x[:n]
+        else:
+            want[:n] += 0.7 * a[:m, :n].T @ x[:m]
+        f(trans, m, n, 0.7, ptr(a), lda, ptr(x), ptr(y))
+        np.testing.assert_allclose(y, want, rtol=1e-12, atol=1e-12)
+    y0 = y.copy()
+    f(b"X", m, n, 0.7, ptr(a), lda, ptr(x), ptr(y))  # illegal TRANS: message, y untouched
+    np.testing.assert_array_equal(y, y0)
+
+
+CASES: dict[str, Callable[[ctypes.CDLL], None]] = {
+    "daxpy": case_daxpy, "ddot": case_ddot, "stencil": case_stencil, "axpy3d": case_axpy3d,
+    "recur": case_recur, "reverse": case_reverse, "dgemv": case_dgemv,
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", list(CASES))
+def test_kokkos_numbers(kokkos_libs: dict[str, Path], name: str) -> None:
+    CASES[name](ctypes.CDLL(str(kokkos_libs[name])))
+
+
+@pytest.mark.slow
+def test_kokkos_error_message(kokkos_libs: dict[str, Path], capfd: pytest.CaptureFixture[str]) -> None:
+    lib = ctypes.CDLL(str(kokkos_libs["dgemv"]))
+    lib.kt_dgemv.argtypes = [ctypes.c_char, I, I, D, ctypes.c_void_p, I, ctypes.c_void_p, ctypes.c_void_p]
+    a, x, y = np.zeros((2, 2), order="F"), np.zeros(2), np.ones(2)
+    lib.kt_dgemv(b"Q", 2, 2, 1.0, ptr(a), 2, ptr(x), ptr(y))
+    assert "On entry to DGEMV parameter number 1 had an illegal value" in capfd.readouterr().err
+
+
+@pytest.mark.slow
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", list(CASES))
+def test_cuda_numbers_on_gpu(cuda_libs: dict[str, Path], name: str) -> None:
+    if not _has_gpu():
+        pytest.skip("no CUDA GPU")
+    CASES[name](ctypes.CDLL(str(cuda_libs[name])))
+
+
+@pytest.mark.slow
+def test_cuda_builds(cuda_libs: dict[str, Path]) -> None:
+    assert set(cuda_libs) == set(CASES)
+    assert all(p.stat().st_size > 0 for p in cuda_libs.values())
+
+
+# --------------------------------------------------------------- text checks
+
+
+def test_registry_and_capabilities() -> None:
+    assert {"kokkos", "cuda"} <= set(available())
+    assert get_renderer("cuda").capabilities.needs_gpu_to_run
+    assert not get_renderer("kokkos").capabilities.needs_gpu_to_run
+    with pytest.raises(KeyError):
+        get_renderer("fortran77")
+
+
+def test_kokkos_text() -> None:
+    src = get_renderer("kokkos").render(hk.stencil()).source
+    assert "Kokkos::MDRangePolicy<Kokkos::Rank<2, Kokkos::Iterate::Left, Kokkos::Iterate::Left>>" in src
+    assert "KOKKOS_LAMBDA(const int i, const int j)" in src  # contiguous i first
+    assert "b(i + 1, j + 1) = 0.25 * (a(i, j + 1) + a(i + 2, j + 1) + a(i + 1, j) + a(i + 1, j + 2));" in src
+    assert 'extern "C" void kt_stencil(int n, int m, const double* a, double* b)' in src
+    assert "// stencil_loop1: parallel loop nest at blas.f:7" in src
+    assert "Experimental" not in src
+    dot = get_renderer("kokkos").render(hk.ddot()).source
+    assert "Kokkos::parallel_reduce" in dot and "Kokkos::Sum<double>(dtemp_part)" in dot
+    assert "dtemp = dtemp + dtemp_part;" in dot
+    assert 'extern "C" double kt_ddot(int n, const double* dx, const double* dy)' in dot
+    rev = get_renderer("kokkos").render(hk.reverse()).source
+    assert "const int i = i_lo - k_i;" in rev and "const int i = i_lo + k_i * 2;" in rev
+
+
+def test_cuda_text() -> None:
+    r = get_renderer("cuda")
+    src = r.render(hk.stencil()).source
+    assert "for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < i_trip; i += gridDim.x * blockDim.x)" in src
+    assert "b[i + 1 + b_n0 * (j + 1)]" in src and "const int b_n0 = n + 2;" in src
+    assert "cudaError_t stencil_cuda(int n, int m, const double* a, double* b, cudaStream_t stream)" in src
+    dot = r.render(hk.ddot()).source
+    assert "__shfl_down_sync" in dot and "atomicAdd" in dot and "kt_block_reduce(dtemp, KtSum()" in dot
+    assert "KT_CUDA_CHECK(cudaMemcpy(" in dot and "cudaGetErrorString" in dot
+    rec = r.render(hk.recur()).source
+    assert "recur_serial1<<<1, 1, 0, stream>>>" in rec and "double t = *t_io;" in rec
+
+
+def test_cuda_cmake_and_kokkos_cmake() -> None:
+    kk = get_renderer("kokkos")
+    out = kk.build_files("blas1", [kk.render(hk.daxpy()), kk.render(hk.ddot())])
+    text = out["kokkos/CMakeLists.txt"]
+    assert "find_package(Kokkos REQUIRED)" in text and "Kokkos::kokkos" in text
+    assert "add_library(blas1_kokkos SHARED" in text and "daxpy_kokkos.cpp" in text
+    cu = get_renderer("cuda").build_files("blas1", [get_renderer("cuda").render(hk.ddot())])["cuda/CMakeLists.txt"]
+    assert "LANGUAGES CXX CUDA" in cu and "CMAKE_CUDA_ARCHITECTURES 90" in cu
+
+
+def test_expressions_minimal_parentheses() -> None:
+    r = get_renderer("cuda")
+    assert isinstance(r, CStyleRenderer)
+    r.begin(hk.daxpy())
+    a, b_, c_ = hk.v("a", ir.DType.F64), hk.v("b", ir.DType.F64), hk.v("c", ir.DType.F64)
+    assert r.expr(hk.b("mul", hk.b("add", a, b_), c_)) == "(a + b) * c"
+    assert r.expr(hk.b("add", a, hk.b("mul", b_, c_))) == "a + b * c"
+    assert r.expr(hk.b("sub", a, hk.b("sub", b_, c_))) == "a - (b - c)"
+    assert r.expr(hk.b("sub", hk.b("sub", a, b_), c_)) == "a - b - c"
+    assert r.expr(hk.b("add", a, hk.b("add", b_, c_))) == "a + (b + c)"  # float order kept
+    assert r.expr(hk.b("sub", a, ir.Const(-1.0, ir.DType.F64))) == "a - (-1.0)"
+    assert r.expr(ir.UnOp("neg", hk.b("add", a, b_), ir.DType.F64)) == "-(a + b)"
+    assert r.expr(hk.b("pow", a, hk.c(2), ir.DType.F64)) == "a * a"
+    assert r.expr(hk.b("pow", hk.b("add", a, b_), hk.c(5), ir.DType.F64)) == "pow(a + b, 5.0)"
+    assert r.expr(hk.b("pow", hk.v("k"), hk.v("e"))) == "kt_ipow(k, e)"
+    assert r.expr(hk.b("mod", hk.v("k"), hk.c(3))) == "k % 3"
+    assert r.expr(hk.b("mod", a, b_)) == "fmod(a, b)"
+    assert r.expr(ir.Call("sign", (a, b_), ir.DType.F64)) == "copysign(fabs(a), b)"
+    assert r.expr(ir.Call("sign", (hk.v("k"), hk.v("e")), ir.DType.I32)) == "kt_sign(k, e)"
+    assert r.expr(ir.Call("nint", (a,), ir.DType.I32)) == "(int)lround(a)"
+    assert r.expr(ir.Call("abs", (hk.v("k"),), ir.DType.I32)) == "abs(k)"
+    assert r.expr(ir.Call("abs", (ir.Var("f", ir.DType.F32),), ir.DType.F32)) == "fabsf(f)"
+    assert r.expr(ir.Call("max", (a, b_, c_), ir.DType.F64)) == "fmax(fmax(a, b), c)"
+    assert r.expr(ir.Call("lsame", (hk.v("t", ir.DType.CHAR), hk.c("n")), ir.DType.BOOL)) == "kt_lsame(t, 'n')"
+    assert r.expr(ir.Cast(ir.DType.F64, hk.b("add", hk.v("k"), hk.c(1)))) == "(double)(k + 1)"
+    assert r.expr(ir.Select(hk.b("lt", a, b_), a, b_, ir.DType.F64)) == "a < b ? a : b"
+    assert r.expr(ir.Const(1.5, ir.DType.F32)) == "1.5f"
+
+
+def test_unsupported_is_structured() -> None:
+    x = hk.v("x", ir.DType.F64)
+    body = (ir.Assign(x, ir.Call("bessel_j0", (x,), ir.DType.F64)),)
+    bad = ir.Kernel("bad", (ir.Scalar("x", ir.DType.F64, ir.Intent.INOUT),), (), body, hk.origin(1))
+    with pytest.raises(Unsupported) as err:
+        get_renderer("kokkos").render(bad)
+    assert err.value.target == "kokkos" and err.value.node_type == "Call"
+    assert "bessel_j0" in err.value.to_dict()["reason"]
+
+
+def test_schedule_levels_render() -> None:
+    for level in (1, 2):
+        for target in ("kokkos", "cuda"):
+            src = get_renderer(target, Schedule(level=level)).render(hk.axpy3d()).source
+            assert "MDRangePolicy" not in src
+    serial = get_renderer("kokkos", Schedule(level=2)).render(hk.ddot()).source
+    assert "parallel_reduce" not in serial and "ddot_serial1" in serial
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("gfortran") is None, reason="gfortran not found")
+@pytest.mark.parametrize("make", hk.ALL, ids=lambda f: f.__name__)
+def test_fortran_interface_compiles(make: Callable[[], ir.Kernel], tmp_path: Path) -> None:
+    k = make()
+    src = tmp_path / f"{k.name}_interface.f90"
+    src.write_text(fortran_interface(k))
+    res = subprocess.run(["gfortran", "-c", src.name], cwd=tmp_path, capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    text = src.read_text()
+    assert f'bind(C, name="kt_{k.name}")' in text and "use iso_c_binding" in text
