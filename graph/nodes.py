@@ -21,7 +21,7 @@ def parse_and_plan(state: WorkflowState, runtime: Runtime[WorkflowRun]) -> dict[
 def fan_out(state: WorkflowState) -> list[Send] | Literal["report"]:
     """One region subgraph per translatable region; unsupported ones go straight to the report."""
     sends = [
-        Send("region", {"region": r, "level": 0, "pending": list(r["targets"]), "outcome": {}})
+        Send("region", {"region": r, "level": 0, "pending": list(r["targets"]), "retry": [], "outcome": {}})
         for r in state.get("regions", [])
         if r["status"] == "translated"
     ]
@@ -29,16 +29,19 @@ def fan_out(state: WorkflowState) -> list[Send] | Literal["report"]:
 
 
 def translate(state: RegionState, runtime: Runtime[WorkflowRun]) -> dict[str, Any]:
+    """Render the pending targets; one the renderer cannot express at this
+    schedule is set aside for a more conservative one."""
     region, level = state["region"], state.get("level", 0)
     rendered = runtime.context.render(region["name"], state["pending"], level)
     outcome = dict(state.get("outcome", {}))
-    pending = []
+    pending, again = [], []
     for target, entry in rendered.items():
         if entry["status"] == "rendered":
             pending.append(target)
-        else:  # the renderer cannot express this region: no retry helps
+        else:
             outcome[target] = entry
-    return {"pending": pending, "outcome": outcome}
+            again.append(target)
+    return {"pending": pending, "outcome": outcome, "retry": again}
 
 
 def validate(state: RegionState, runtime: Runtime[WorkflowRun]) -> dict[str, Any]:
@@ -48,23 +51,25 @@ def validate(state: RegionState, runtime: Runtime[WorkflowRun]) -> dict[str, Any
     results = runtime.context.validate(region["name"], state["pending"], level)
     outcome = dict(state.get("outcome", {}))
     outcome.update(results)
-    failed = [t for t, e in results.items() if e["status"] == "failed"]
+    # a candidate that failed may pass with a more conservative schedule; a failed
+    # reference or bad inputs will not, so those are final
+    again = [t for t, e in results.items() if e["status"] == "failed" and e.get("retryable", True)]
     attempts = [{"level": level, "target": t, "status": e["status"], "reason": e.get("reason")}
                 for t, e in results.items()]
-    return {"outcome": outcome, "pending": failed, "attempts": attempts}
+    return {"outcome": outcome, "pending": [], "retry": state.get("retry", []) + again, "attempts": attempts}
 
 
 def route_after_validate(state: RegionState) -> Literal["retry", "finish"]:
-    if state.get("pending") and state.get("level", 0) < MAX_LEVEL:
+    if state.get("retry") and state.get("level", 0) < MAX_LEVEL:
         return "retry"
     return "finish"
 
 
 def retry(state: RegionState, runtime: Runtime[WorkflowRun]) -> dict[str, Any]:
     level = state.get("level", 0) + 1
-    runtime.context.progress(f"{state['region']['name']}: retrying {', '.join(state['pending'])} "
+    runtime.context.progress(f"{state['region']['name']}: retrying {', '.join(state['retry'])} "
                              f"with a more conservative schedule (level {level})")
-    return {"level": level}
+    return {"level": level, "pending": list(state["retry"]), "retry": []}
 
 
 def finish(state: RegionState, runtime: Runtime[WorkflowRun]) -> dict[str, Any]:

@@ -19,7 +19,8 @@ class WorkflowState(TypedDict, total=False):
 class RegionState(TypedDict, total=False):
     region: dict[str, Any]  # the descriptor from plan
     level: int  # schedule level (translate.schedule.Schedule.level)
-    pending: list[str]  # targets not yet validated or compiled
+    pending: list[str]  # targets to render and validate at this level
+    retry: list[str]  # targets to try again at the next, more conservative level
     outcome: dict[str, dict[str, Any]]  # per-target report entries, best so far
     attempts: Annotated[list[dict[str, Any]], operator.add]  # every try, for the report
     results: Annotated[list[dict[str, Any]], operator.add]  # flows back to WorkflowState

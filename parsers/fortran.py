@@ -362,10 +362,17 @@ def _assemble(name: str, args: list[str], result_name: str | None, body: tuple[i
         if n == result_name or n == name:
             continue
         if sym is not None and sym.binding is not None:
-            decl = _decl(n, scope, sym.dims)
-            params.append(ir.replace(decl, binding=sym.binding))
+            if not sym.binding.startswith("common:"):
+                params.append(ir.replace(_decl(n, scope, sym.dims), binding=sym.binding))
             continue
         locals_.append(_decl(n, scope, sym.dims if sym is not None else None))
+    for members in scope.commons.values():
+        # a COMMON block is storage: every member, in block order, so a caller can lay it out
+        if any(m in ex.used for m in members):
+            for m in members:
+                sym = scope.lookup(m)
+                assert sym is not None and sym.binding is not None
+                params.append(ir.replace(_decl(m, scope, sym.dims), binding=sym.binding))
     params = _with_intents(body, params, declared)
     locals_.extend(sl.extra_locals.values())
     result: DType | None = None

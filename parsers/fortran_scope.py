@@ -43,6 +43,7 @@ class Scope:
     parent: Scope | None = None  # the module a routine is contained in, or USEd modules
     used: list[Scope] = field(default_factory=list)
     module_name: str | None = None
+    commons: dict[str, list[str]] = field(default_factory=dict)  # block -> members in storage order
 
     def lookup(self, name: str) -> Sym | None:
         if name in self.syms:
@@ -179,6 +180,7 @@ def declare(stmt: object, scope: Scope, ex: ExprLowerer, module: bool = False) -
                 else:
                     sym = scope.get(str(obj).lower())
                 sym.binding = f"common:/{bname}/"
+                scope.commons.setdefault(bname, []).append(sym.name)
     elif isinstance(stmt, F.External_Stmt):
         for n in walk(stmt, F.Name):
             scope.get(str(n).lower()).external = True

@@ -237,3 +237,15 @@ def test_implicit_typing_and_kinds() -> None:
     assert k.param("n").dtype == I32 and k.param("a").dtype == DType.F32 and k.param("k8").dtype == DType.I64
     assert k.param("flag").dtype == DType.CHAR and k.param("a").intent == Intent.INOUT
     assert Scalar("t", DType.F64) in k.locals
+
+
+def test_common_block_members_keep_storage_order_and_all_are_params() -> None:
+    mod = parse_source("      SUBROUTINE STEP(N, U)\n      INTEGER N\n      DOUBLE PRECISION U(N), DX, DT\n"
+                       "      COMMON /PARAMS/ DX, DT\n      DO 10 I = 1, N\n         U(I) = U(I) * DT\n"
+                       "   10 CONTINUE\n      END\n", "step.f", fixed_form=True)
+    k = mod.kernels[0]
+    assert isinstance(k, ir.Kernel)
+    globals_ = [p for p in k.params if p.binding]
+    # DX is unused but must be there, before DT, or the reference would lay the block out wrongly
+    assert [(p.name, p.binding) for p in globals_] == [("dx", "common:/params/"), ("dt", "common:/params/")]
+    assert k.param("dx").intent == Intent.IN

@@ -202,18 +202,18 @@ class WorkflowRun:
         vcfg = self.workflow.validate
         tolerance = (vcfg.rtol, vcfg.atol) if vcfg.rtol is not None and vcfg.atol is not None else None
         self.progress(f"{name}: validating {', '.join(targets)} (schedule: {Schedule(level=level).describe()})")
-        reference = self._shared_reference()
-        all_kernels = [k for k in (self._kernels or {}).values() if isinstance(k, ir.Kernel)]
+        reference = self._shared_reference()  # None: this region builds its own, wrapping only itself
         try:
             result = validate_region(
                 kernel, self._files, {t: self.out_dir / t for t in targets}, cfg.sizes, cfg.values, cfg.inputs,
                 vcfg.trials, region=name, workdir=self.out_dir / ".build" / name, cache_dir=self.cache_dir,
                 golden_root=self.out_dir / "golden", reference=reference,
-                all_kernels=all_kernels if reference is None else (), include=self.workflow.include_dirs(),
+                include=self.workflow.include_dirs(),
                 defines=dict(self.workflow.preprocess.defines), timeout=self.timeout, tolerance=tolerance,
                 project_dir=self.workflow.root)
         except Exception as exc:  # never let one region stop the run
-            return {t: target_entry("failed", f"validation error: {type(exc).__name__}: {exc}") for t in targets}
+            return {t: target_entry("failed", f"validation error: {type(exc).__name__}: {exc}", retryable=False)
+                    for t in targets}
         out: dict[str, dict[str, Any]] = {}
         for t in targets:
             tv = result.targets[t]
@@ -221,7 +221,9 @@ class WorkflowRun:
             if status == "inconclusive":
                 status, reason = "failed", f"inconclusive: {reason}"
             ran = status == "validated"
-            out[t] = target_entry(status, reason, max_abs_err=tv.max_abs_err if ran else None,
+            # no schedule fixes a broken reference, bad inputs or an inconclusive comparison
+            retryable = result.reference_ok and tv.status == "failed"
+            out[t] = target_entry(status, reason, retryable=retryable, max_abs_err=tv.max_abs_err if ran else None,
                                   max_rel_err=tv.max_rel_err if ran else None,
                                   rel_l2_err=tv.rel_l2_err if ran else None, trials=tv.trials,
                                   files=self._target_files(name, t), schedule=Schedule(level=level).describe())
@@ -242,7 +244,8 @@ class WorkflowRun:
             done, total = self._done, self._total
         statuses = ", ".join(f"{t} {e['status']}" for t, e in sorted(outcome.items()))
         self.progress(f"({done}/{total}) {region['name']}: {statuses}")
-        targets = {t: outcome.get(t, target_entry("failed", "not attempted")) for t in region["targets"]}
+        targets = {t: {k: v for k, v in outcome.get(t, target_entry("failed", "not attempted")).items()
+                       if k != "retryable"} for t in region["targets"]}
         return region_entry(region["name"], region["source"], region["line"], "translated", None, targets,
                             loops=region.get("loops", []), attempts=attempts)
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -170,6 +171,15 @@ def _py_env(extra: dict[str, str] | None = None) -> dict[str, str]:
 # ----------------------------------------------------------------- reference
 
 
+def _plain_signature(pyf: Path) -> None:
+    """Keep only the wrappers' argument lists in f2py's signature file: the
+    ``use`` and ``common`` lines it copies would make f2py expose the project's
+    COMMON blocks through an extra wrapper that clashes with its modules."""
+    lines = pyf.read_text().splitlines()
+    keep = [ln for ln in lines if not re.match(r"\s*(use\s|common\s*/)", ln, re.IGNORECASE)]
+    pyf.write_text("\n".join(keep) + "\n")
+
+
 def build_reference(sources: list[Path], kernels: list[ir.Kernel], workdir: Path, include: list[Path] | tuple = (),
                     defines: dict[str, str] | None = None, cache_dir: Path | None = None,
                     flags: tuple[str, ...] = ("-O2",), timeout: float = 600) -> ReferenceBuild:
@@ -234,6 +244,7 @@ def build_reference(sources: list[Path], kernels: list[ir.Kernel], workdir: Path
                     "f2py (signature)", timeout, cwd=tmp, env=env)
     log.append(r.output)
     if r.ok:
+        _plain_signature(tmp / "kt_sig.pyf")
         r = run_process([*f2py, "-c", "kt_sig.pyf", "kt_wrappers.f90", *map(str, objects), f"-I{objdir}",
                          "--backend", "meson", "--build-dir", str(tmp / "bld")],
                         "f2py (build)", timeout, cwd=tmp, env=env)
