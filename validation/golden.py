@@ -22,8 +22,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +34,7 @@ import numpy as np
 from translate import ir
 from validation.compare import Comparison, compare
 from validation.inputs import Case
-from validation.runners import run_candidate
+from validation.runners import build_candidate, run_candidate_cases
 from validation.signature import kernel_from_signature, signature
 
 
@@ -100,28 +102,47 @@ def cases(golden_dir: Path) -> list[str]:
 def validate_against_golden(target: str, files_dir: Path, golden_dir: Path, workdir: Path | None = None,
                             cache_dir: Path | None = None, timeout: float = 60,
                             gpu: bool | None = None) -> list[Comparison]:
-    """Run ``target``'s candidate on every golden case of one region and
-    compare with the recorded reference outputs. A case that could not run
-    comes back as a failed Comparison whose reason says why ("not run: ...")."""
+    """Run ``target``'s candidate on every golden case of one region (all cases
+    in one worker process) and compare with the recorded reference outputs. A
+    case that could not run comes back as a failed Comparison whose reason says
+    why ("not run: ...")."""
     results: list[Comparison] = []
+    loaded = [load_case(Path(golden_dir), name) for name in cases(Path(golden_dir))]
+    if not loaded:
+        return results
+    names = cases(Path(golden_dir))
+    kernel = loaded[0][0]
     with tempfile.TemporaryDirectory(prefix="kt-golden-") as tmp:
-        work = Path(workdir or tmp)
-        for name in cases(Path(golden_dir)):
-            kernel, meta, case, ref = load_case(Path(golden_dir), name)
-            run = run_candidate(target, Path(files_dir), kernel, case, work, cache_dir=cache_dir, timeout=timeout,
-                                gpu=gpu, sig=meta["signature"])
-            if not run.ok or run.status != "ran":
-                label = "compiled, not run" if run.status == "compiled" else f"not run ({run.status})"
-                results.append(Comparison(False, float("nan"), float("nan"), float("nan"), 0,
-                                          f"{name}: {label}: {run.reason}"))
-                continue
-            tol = meta.get("tolerance")
-            cmp = compare(kernel, ref, run.outputs, bool(meta["signature"]["reduces"]), case.env,
-                          tuple(tol) if tol else None)
-            if not cmp.ok:
-                cmp = Comparison(**{**cmp.__dict__, "reason": f"{name}: {cmp.reason}"})
-            results.append(cmp)
+        runs = run_candidate_cases(target, Path(files_dir), kernel, [c for _, _, c, _ in loaded], Path(workdir or tmp),
+                                   cache_dir=cache_dir, timeout=timeout, gpu=gpu,
+                                   sigs=[meta["signature"] for _, meta, _, _ in loaded])
+    for name, (kernel, meta, case, ref), run in zip(names, loaded, runs, strict=True):
+        if not run.ok or run.status != "ran":
+            label = "compiled, not run" if run.status == "compiled" else f"not run ({run.status})"
+            results.append(Comparison(False, float("nan"), float("nan"), float("nan"), 0,
+                                      f"{name}: {label}: {run.reason}"))
+            continue
+        tol = meta.get("tolerance")
+        cmp = compare(kernel, ref, run.outputs, bool(meta["signature"]["reduces"]), case.env,
+                      tuple(tol) if tol else None)
+        if not cmp.ok:
+            cmp = Comparison(**{**cmp.__dict__, "reason": f"{name}: {cmp.reason}"})
+        results.append(cmp)
     return results
+
+
+def prebuild(out_dir: Path, targets: list[str], regions: list[Path], cache_dir: Path | None = None) -> None:
+    """Compile every compiled-target candidate of the regions concurrently (the
+    cache then serves the runs)."""
+    jobs = []
+    for region in regions:
+        names = cases(region)
+        if not names:
+            continue
+        kernel = load_case(region, names[0])[0]
+        jobs += [(t, out_dir / t, kernel) for t in targets if t in ("kokkos", "cuda")]
+    with ThreadPoolExecutor(max_workers=max(1, min(len(jobs), os.cpu_count() or 1))) as pool:
+        list(pool.map(lambda j: build_candidate(j[0], j[1], j[2], cache_dir), jobs))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -138,9 +159,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"no golden data under {root}", file=sys.stderr)
         return 2
     wanted = {r for r in args.regions.split(",") if r}
+    regions = sorted(p for p in root.iterdir() if p.is_dir() and (not wanted or p.name in wanted))
+    prebuild(args.out_dir, [t for t in args.targets.split(",") if t], regions)
     rows: list[tuple[str, str, str, str, str]] = []
     bad = 0
-    for region in sorted(p for p in root.iterdir() if p.is_dir() and (not wanted or p.name in wanted)):
+    for region in regions:
         for target in [t for t in args.targets.split(",") if t]:
             res = validate_against_golden(target, args.out_dir / target, region, timeout=args.timeout)
             failed = [r for r in res if not r.ok]
