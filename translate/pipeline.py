@@ -81,6 +81,8 @@ class WorkflowRun:
             modules = parse_files(self._files, self.workflow.root, self.workflow.include_dirs(),
                                   dict(self.workflow.preprocess.defines), errors=parse_errors)
             errors += [f"{e} (file skipped)" for e in parse_errors]
+            bad = {e.path for e in parse_errors}
+            self._files = [f for f in self._files if _rel(f, self.workflow.root) not in bad and str(f) not in bad]
             for module in modules:
                 for k in module.kernels:
                     if k.name in kernels:
@@ -210,7 +212,7 @@ class WorkflowRun:
                 golden_root=self.out_dir / "golden", reference=reference,
                 include=self.workflow.include_dirs(),
                 defines=dict(self.workflow.preprocess.defines), timeout=self.timeout, tolerance=tolerance,
-                project_dir=self.workflow.root)
+                project_dir=self.workflow.root, schedule_level=level)
         except Exception as exc:  # never let one region stop the run
             return {t: target_entry("failed", f"validation error: {type(exc).__name__}: {exc}", retryable=False)
                     for t in targets}
@@ -267,6 +269,13 @@ class WorkflowRun:
         json_path, md_path = write_reports(self.out_dir, self.workflow.name, entries, errors)
         self.progress(f"report: {md_path}")
         return json_path
+
+
+def _rel(path: Path, root: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(root.resolve()))
+    except ValueError:
+        return str(path)
 
 
 def _helpers(kernels: dict[str, ir.Kernel | ir.Opaque], files: list[Path]) -> set[str]:
