@@ -207,7 +207,35 @@ class ErrorCall:
     args: tuple[Expr, ...]
 
 
-Stmt = Assign | If | Loop | Return | ErrorCall
+@dataclass(frozen=True)
+class Extern:
+    """A library operation on whole arrays that a target renders as a vendor
+    library call or as a generated template (a tiled Triton matmul).
+
+    ``op`` is one of EXTERN_OPS; ``inputs`` / ``outputs`` name arrays (RIGHT
+    layout for PyTorch); ``attrs`` are sorted (key, value) pairs, e.g.
+    ``(("trans_b", True),)`` for ``linear``'s weight or ``(("padding", (1, 1)),
+    ("stride", (1, 1)))`` for a convolution. Semantics:
+
+    * ``matmul``: out[..., m, n] = sum_k a[..., m, k] * b[..., k, n] (batched over
+      leading dims; ``trans_a`` / ``trans_b`` read a or b transposed in its last two dims).
+    * ``conv1d`` / ``conv2d`` / ``conv3d`` / ``conv_transpose{1,2,3}d``: torch semantics,
+      inputs (x, weight[, bias]); attrs stride, padding, dilation, groups (and output_padding).
+    """
+
+    op: str
+    inputs: tuple[str, ...]
+    outputs: tuple[str, ...]
+    attrs: tuple[tuple[str, object], ...] = ()
+    line: int = 0
+
+    def attr(self, key: str, default: object = None) -> object:
+        return dict(self.attrs).get(key, default)
+
+
+EXTERN_OPS = ("matmul", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d")
+
+Stmt = Assign | If | Loop | Return | ErrorCall | Extern
 
 # -------------------------------------------------------------- declarations
 
@@ -217,7 +245,10 @@ class Scalar:
     name: str
     dtype: DType
     intent: Intent = Intent.IN
-    binding: str | None = None  # "common:/blk/" or "module:name" for globals made explicit
+    # where the value comes from when it is not a plain argument: "common:/blk/" or
+    # "module:name" (Fortran globals made explicit); for PyTorch "input:<i>" (forward
+    # argument i), "param:<state_dict key>", "output:<i>", "dim:<input i>:<axis>"
+    binding: str | None = None
 
 
 @dataclass(frozen=True)
