@@ -307,6 +307,13 @@ class NestEmitter(_Emitter):
         body = self.out
         var = py_name(lp.var)
         header_vector = any(self.is_vector(e) for e in (lp.start, lp.stop, lp.step))
+        # the variable (start + step*k) differs between lanes only when start or step does; a
+        # lane-dependent stop alone varies the trip count, not the value (its addresses then need
+        # broadcasting to the tile, which the pointer does for lane-invariant indices)
+        if any(self.is_vector(e) for e in (lp.start, lp.step)):
+            self.vector.add(lp.var)
+        else:
+            self.vector.discard(lp.var)
         start, stop, step = fold(lp.start), fold(lp.stop), fold(lp.step)
         self.dev.mask = mask
         if not header_vector and step == ir.Const(1, step.dtype):
@@ -318,7 +325,6 @@ class NestEmitter(_Emitter):
         trip, index = self.trip_text(lp)
         k = f"{var}_k"
         if header_vector:
-            self.vector.add(lp.var)
             tv = f"{var}_trips"
             body(f"{tv} = {trip}")
             hdr = f"for {k} in range(0, tl.max(tl.where({mask}, {tv}, 0), axis=0)):"

@@ -161,3 +161,37 @@ def test_loop_report_rows(kernels) -> None:
     assert [r["line"] for r in rows] == [28, 34, 49]
     assert rows[0] == {"line": 28, "var": "i", "kind": "parallel", "directive": None,
                        "reason": "loop i is parallel: iterations write distinct elements of dy"}
+
+
+def test_array_read_into_a_scalar_is_a_dependence() -> None:
+    # forward substitution by columns: s(j) reads x(1..j-1), written by earlier iterations,
+    # but only through the scalar t: the outer loop must stay serial
+    src = ("subroutine fs(n, a, x)\n  integer n\n  real(8) a(n, n), x(n), t\n  integer i, j\n"
+           "  do j = 1, n\n    t = x(j)\n    do i = 1, j - 1\n      t = t - a(i, j) * x(i)\n    end do\n"
+           "    x(j) = t / a(j, j)\n  end do\n"
+           "  do j = 1, n\n    t = x(j) * 2\n    x(j) = t\n  end do\nend\n")
+    k = analyze(parse_source(src, "fs.f90", fixed_form=False).kernels[0])
+    outer, inner, plain = loops(k)
+    assert outer.kind == LoopKind.SERIAL and "x[i] is read and x[j] written" in outer.reason
+    assert inner.kind == LoopKind.PARALLEL and inner.reductions == (Reduction("t", "add", DType.F64),)
+    # the same element read and written in one iteration is no dependence
+    assert plain.kind == LoopKind.PARALLEL and plain.private == ("t",)
+
+
+def test_descending_induction_and_offset_product_stay_parallel() -> None:
+    # a descending loop that steps its pointer down (kp = kp - inc), and a pointer started
+    # at an outer index and stepped before use (subscript kp + (i - j)*inc once substituted)
+    src = ("subroutine dn(n, j, inc, u, w)\n  integer n, j, inc\n  real(8) u(*), w\n  integer i, kp\n"
+           "  kp = 1 + (n - 1)*abs(inc)\n  do i = n, j + 1, -1\n    u(kp) = u(kp) * w\n    kp = kp - inc\n"
+           "  end do\n  kp = 1 + (j - 1)*abs(inc)\n  do i = j + 1, n\n    kp = kp + inc\n    u(kp) = u(kp) + w\n"
+           "  end do\nend\n")
+    k = analyze(parse_source(src, "dn.f90", fixed_form=False).kernels[0])
+    down, up = loops(k)
+    for lp in (down, up):
+        assert lp.kind == LoopKind.PARALLEL, lp.reason
+        assert "assuming inc != 0" in lp.reason
+        assert len(lp.body) == 1  # the pointer update is gone
+    # the closed form of the descending pointer: kp - (n - 1 - i)*inc (0-based i)
+    (store,) = down.body
+    env = {"kp": 40, "n": 10, "inc": 3}
+    assert [ir.evaluate(store.target.index[0], {**env, "i": i}) for i in (9, 8, 5)] == [39, 36, 27]

@@ -442,3 +442,27 @@ def test_unknown_node_is_unsupported() -> None:
     with pytest.raises(Unsupported) as err:
         get_renderer("triton").render(k)
     assert err.value.target == "triton" and "gamma" in err.value.reason
+
+
+def test_inner_loop_with_lane_dependent_stop_only(tmp_path: Path) -> None:
+    # triangular update: parallel j, inner i in [0, j]: the trip count varies per lane but i
+    # itself does not, so x(i) is a lane-invariant address that must be broadcast for the mask
+    from parsers.fortran import parse_source
+    from translate.analysis import analyze
+
+    src = ("subroutine tri(n, x, y, a, lda)\n  integer n, lda\n  real(8) x(n), y(n), a(lda, n)\n"
+           "  integer i, j\n  do j = 1, n\n    do i = 1, j\n      a(i, j) = a(i, j) + x(i) * y(j)\n"
+           "    end do\n  end do\nend\n")
+    k = analyze(parse_source(src, "tri.f90", fixed_form=False).kernels[0])
+    assert [lp.kind for s in k.body for lp in ir.walk(s) if isinstance(lp, ir.Loop)] == [LoopKind.PARALLEL] * 2
+    mod, src_text = load_module(k, tmp_path)
+    assert "x + i + zero_lanes" in src_text
+    r = rng(12)
+    nn, lda = 37, 40
+    x, y, a = r.standard_normal(nn), r.standard_normal(nn), r.standard_normal((lda, nn))
+    ta = t(a.ravel(order="F"))
+    mod.tri(nn, t(x), t(y), ta, lda, block=16)
+    want = a.copy()
+    for j in range(nn):
+        want[: j + 1, j] += x[: j + 1] * y[j]
+    np.testing.assert_allclose(ta.cpu().numpy().reshape((lda, nn), order="F"), want, rtol=1e-14)

@@ -225,3 +225,45 @@ def test_gpu_side_modules_import_no_frontend() -> None:
             "bad = [m for m in ('fparser', 'langgraph', 'yaml', 'parsers') if m in sys.modules]\n"
             "assert not bad, bad\n")
     subprocess.run([sys.executable, "-c", code], cwd=REPO, check=True)
+
+
+# ------------------------------------------------------------------ order audit
+
+
+def test_order_audit_catches_a_wrongly_parallel_loop() -> None:
+    # column-oriented forward substitution: the outer loop reads x(1..j-1) that earlier
+    # iterations wrote. Kokkos Serial and the Triton interpreter run it in order and would
+    # agree with the reference; the audit must not.
+    from dataclasses import replace
+
+    from parsers.fortran import parse_source
+    from translate.analysis import analyze
+    from validation.order_audit import audit_order
+
+    src = ("subroutine fsub(n, a, x)\n  integer n\n  real(8) a(n, n), x(n), t\n  integer i, j\n"
+           "  do j = 1, n\n    t = x(j)\n    do i = 1, j - 1\n      t = t - a(i, j) * x(i)\n    end do\n"
+           "    x(j) = t / a(j, j)\n  end do\n  do j = 1, n\n    x(j) = 2 * x(j)\n  end do\nend\n")
+    k = analyze(parse_source(src, "fsub.f90", fixed_form=False).kernels[0])
+    case = make_case(k, {"n": 12}, {}, {"a": "diag_dominant"}, seed=3)
+    assert audit_order(k, case.scalars, case.arrays, True) is None  # the analysis is right
+
+    def force(s: ir.Stmt) -> ir.Stmt:  # what a wrong analysis would claim
+        if isinstance(s, ir.Loop):
+            return replace(s, kind=ir.LoopKind.PARALLEL, body=tuple(force(b) for b in s.body))
+        return s
+
+    wrong = replace(k, body=tuple(force(s) for s in k.body))
+    reason = audit_order(wrong, case.scalars, case.arrays, True)
+    assert reason is not None and "loop j (line 5)" in reason and "x(" in reason
+    # a kernel the audit cannot execute is not judged
+    assert audit_order(wrong, {**case.scalars, "n": 10**6}, case.arrays, True) is None
+
+
+def test_values_for_arguments_the_routine_lacks_are_dropped() -> None:
+    # workflow-wide {incx: [1, -2], incy: [1, 3]} for a routine with INCX only: 2 combinations, not 4
+    names = ["n", "da", "DX", "INCX"]
+    assert expand_values({"incx": [1, -2], "incy": [1, 3], "trans": "N"}, names) == [{"incx": 1}, {"incx": -2}]
+    assert expand_values([{"incx": 1, "incy": 1}, {"incx": 1, "incy": 3}], names) == [{"incx": 1}]
+    assert expand_values({"incy": [1, 3]}, names) == [{}]
+    plan = plan_cases({"n": 10}, {"incx": [1, 2], "incy": [1, 3]}, trials=1, seed=0, names=names)
+    assert [p[1] for p in plan] == [{"incx": 1}, {"incx": 1}, {"incx": 2}, {"incx": 2}]

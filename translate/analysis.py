@@ -161,14 +161,18 @@ class _Ctx:
         if steps is None:
             return loop, []
         k = sub(Var(loop.var, DType.I32), loop.start)
-        if steps != 1:
+        if steps == -1:  # exact and still affine: k = start - v
+            k = sub(loop.start, Var(loop.var, DType.I32))
+        elif steps != 1:
             k = simplify(BinOp("div", k, Const(steps, DType.I32), DType.I32))
         for pos, s in enumerate(loop.body):
             if not (isinstance(s, ir.Assign) and isinstance(s.target, Var) and s.target.dtype.is_int
-                    and counts.get(s.target.name) == 1 and isinstance(s.value, BinOp) and s.value.op == "add"
-                    and s.value.lhs == s.target):
+                    and counts.get(s.target.name) == 1 and isinstance(s.value, BinOp)
+                    and s.value.op in ("add", "sub") and s.value.lhs == s.target):
                 continue
-            x, inc = s.target, s.value.rhs
+            x = s.target
+            # ix = ix + inc, or ix = ix - inc (descending BLAS loops): the increment is -inc
+            inc = s.value.rhs if s.value.op == "add" else sub(Const(0, s.value.rhs.dtype), s.value.rhs)
             if names_read(inc) & (assigned | {loop.var} | _loop_vars(loop.body)):
                 continue
             before = {x.name: add(x, mul(k, inc))}
@@ -234,9 +238,13 @@ class _Ctx:
         writes: dict[str, list[tuple[Expr, ...]]] = {}
         for s in loop.body:
             for n in ir.walk(s):
-                if isinstance(n, ir.Assign) and isinstance(n.target, Load):
-                    writes.setdefault(n.target.array, []).append(n.target.index)
-                    for e in (n.value, *n.target.index):
+                if isinstance(n, ir.Assign):
+                    # every read counts, also into a scalar (t = x(i) feeds x(j) = t): a loop that
+                    # writes x(j) and reads x(i), i < j, carries a dependence whatever the target
+                    index = n.target.index if isinstance(n.target, Load) else ()
+                    if isinstance(n.target, Load):
+                        writes.setdefault(n.target.array, []).append(n.target.index)
+                    for e in (n.value, *index):
                         for m in ir.walk(e):
                             if isinstance(m, Load):
                                 reads.setdefault(m.array, []).append(m.index)
@@ -289,7 +297,11 @@ class _Ctx:
                 continue
             if cval is None:
                 names = names_read(coef)
-                if not names <= self.stride_params or not isinstance(coef, Var):
+                lin = linearize(coef)
+                # a stride argument, or its negation (from a descending induction ix = ix - incx)
+                unit = lin is not None and lin[1] == 0 and len(lin[0]) == 1 and \
+                    isinstance(next(iter(lin[0])), Var) and abs(next(iter(lin[0].values()))) == 1
+                if not names <= self.stride_params or not unit:
                     continue
                 assumed = names
             diff = simplify(sub(fb[1], fa[1]))
@@ -376,8 +388,17 @@ def _affine(e: Expr, v: str, variant: set[str]) -> tuple[Expr, Expr] | None:
             continue
         if isinstance(atom, BinOp) and atom.op == "mul":
             for x, y in ((atom.lhs, atom.rhs), (atom.rhs, atom.lhs)):
-                if isinstance(x, Var) and x.name == v and not (names_read(y) & variant):
+                if names_read(y) & variant:
+                    continue
+                if isinstance(x, Var) and x.name == v:
                     coef = add(coef, mul(Const(k, DType.I32), y))
+                    break
+                # (c*v + r) * y with y invariant: a product the linear form keeps whole,
+                # e.g. ix + (i - j)*incx after induction substitution
+                inner = _affine(x, v, variant) if v in names_read(x) else None
+                if inner is not None:
+                    coef = add(coef, mul(Const(k, DType.I32), mul(inner[0], y)))
+                    rest = add(rest, mul(Const(k, DType.I32), mul(inner[1], y)))
                     break
             else:
                 if names_read(atom) & variant:

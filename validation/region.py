@@ -22,6 +22,7 @@ from translate import ir
 from validation import golden
 from validation.compare import Comparison, compare
 from validation.inputs import Case, make_case
+from validation.order_audit import audit_order
 from validation.runners import (
     ReferenceBuild,
     RunResult,
@@ -62,8 +63,23 @@ class RegionValidation:
         return self.targets[target].status
 
 
-def expand_values(values: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None) -> list[dict[str, Any]]:
-    """``{trans: [N, T], incx: [1, -2]}`` -> the 4 combinations (a list of dicts is taken as is)."""
+def expand_values(values: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None,
+                  names: Sequence[str] | None = None) -> list[dict[str, Any]]:
+    """``{trans: [N, T], incx: [1, -2]}`` -> the 4 combinations (a list of dicts is taken as is).
+    With ``names`` (the routine's arguments), keys that name none of them are dropped first
+    (case-insensitively): a workflow-wide ``incy: [1, 3]`` must not run a routine without
+    INCY twice on the same inputs."""
+    if names is not None and values:
+        known = {n.lower() for n in names}
+        if isinstance(values, Mapping):
+            values = {k: v for k, v in values.items() if k.lower() in known}
+        else:
+            unique: list[dict[str, Any]] = []
+            for v in values:
+                kept = {k: x for k, x in v.items() if k.lower() in known}
+                if kept not in unique:
+                    unique.append(kept)
+            values = unique
     if not values:
         return [{}]
     if not isinstance(values, Mapping):
@@ -79,13 +95,14 @@ def alternate_sizes(sizes: Mapping[str, int]) -> dict[str, int]:
 
 def plan_cases(sizes_list: Mapping[str, int] | Sequence[Mapping[str, int]],
                values_list: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None,
-               trials: int, seed: int) -> list[tuple[dict[str, int], dict[str, Any], int, str]]:
-    """(sizes, values, seed, label) of every trial."""
+               trials: int, seed: int, names: Sequence[str] | None = None,
+               ) -> list[tuple[dict[str, int], dict[str, Any], int, str]]:
+    """(sizes, values, seed, label) of every trial; ``names``: see :func:`expand_values`."""
     all_sizes = [dict(sizes_list)] if isinstance(sizes_list, Mapping) else [dict(s) for s in sizes_list]
     all_sizes = all_sizes or [{}]
     plan = []
     k = 0
-    for vals in expand_values(values_list):
+    for vals in expand_values(values_list, names):
         for sizes in all_sizes:
             for _ in range(max(1, trials)):
                 plan.append((sizes, vals, seed + k, "workflow size"))
@@ -114,7 +131,7 @@ def validate_region(kernel: ir.Kernel, sources: Sequence[Path], target_dirs: Map
                     defines: Mapping[str, str] | None = None, seed: int = 1234, timeout: float = 60,
                     gpu: bool | None = None, reduces: bool | None = None,
                     tolerance: tuple[float, float] | None = None,
-                    project_dir: Path | None = None) -> RegionValidation:
+                    project_dir: Path | None = None, schedule_level: int | None = 0) -> RegionValidation:
     """Validate every target of one region against the Fortran reference.
 
     ``target_dirs`` maps a target (kokkos, cuda, triton) to the folder holding
@@ -125,6 +142,10 @@ def validate_region(kernel: ir.Kernel, sources: Sequence[Path], target_dirs: Map
     wrapped). ``golden_root`` (e.g. ``out/golden``) records
     ``<golden_root>/<region>/case<k>.npz``. Never raises for a failing build,
     crash or hang: those come back as target statuses with reasons.
+    ``schedule_level`` (the schedule the targets were rendered at; None skips
+    it) runs the order audit (``validation.order_audit``) on the first trial of
+    every combination of values: a parallel loop whose reversal changes the
+    result fails every target, since no candidate here can show the race.
     """
     region = region or kernel.name
     targets = list(target_dirs)
@@ -132,7 +153,7 @@ def validate_region(kernel: ir.Kernel, sources: Sequence[Path], target_dirs: Map
     with tempfile.TemporaryDirectory(prefix=f"kt-{region}-") as tmp:
         work = Path(workdir) if workdir else Path(tmp)
         work.mkdir(parents=True, exist_ok=True)
-        plan = plan_cases(sizes_list, values_list, trials, seed)
+        plan = plan_cases(sizes_list, values_list, trials, seed, [p.name for p in kernel.params])
         labels = [_describe(n + 1, s, label, sz, v) for n, (sz, v, s, label) in enumerate(plan)]
         try:
             cases = [make_case(kernel, sz, v, generators or {}, s, project_dir) for sz, v, s, _ in plan]
@@ -156,11 +177,35 @@ def validate_region(kernel: ir.Kernel, sources: Sequence[Path], target_dirs: Map
             shutil.rmtree(gdir, ignore_errors=True)
             for n, (case, ref) in enumerate(zip(cases, refs, strict=True)):
                 golden.record(gdir, kernel, case, ref.outputs, n, reduces, tolerance)
+        if schedule_level is not None:
+            reason = _audit(kernel, schedule_level, plan, cases, labels, reduces, tolerance)
+            if reason:
+                return RegionValidation(region, kernel.name, _fail_all(targets, "failed", reason), True, "",
+                                        case_log, gdir)
         results = {}
         for t in targets:
             runs = run_candidate_cases(t, Path(target_dirs[t]), kernel, cases, work, cache_dir, timeout, gpu)
             results[t] = _judge(t, kernel, cases, refs, runs, labels, reduces, tolerance)
         return RegionValidation(region, kernel.name, results, True, "", case_log, gdir)
+
+
+def _audit(kernel: ir.Kernel, level: int, plan: list[tuple[dict[str, int], dict[str, Any], int, str]],
+           cases: list[Case], labels: list[str], reduces: bool,
+           tolerance: tuple[float, float] | None = None) -> str:
+    """The order audit of the kernel as scheduled, once per combination of values."""
+    from translate.schedule import Schedule, apply_schedule
+
+    scheduled = apply_schedule(kernel, Schedule(level=level))
+    seen: set[str] = set()
+    for (_, vals, _, _), case, what in zip(plan, cases, labels, strict=True):
+        key = repr(sorted(vals.items()))
+        if key in seen:
+            continue
+        seen.add(key)
+        reason = audit_order(scheduled, case.scalars, case.arrays, reduces, tolerance)
+        if reason:
+            return f"order audit, {what}: {reason}"
+    return ""
 
 
 def _judge(target: str, kernel: ir.Kernel, cases: list[Case], refs: list[RunResult], runs: list[RunResult],
