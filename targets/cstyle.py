@@ -17,7 +17,7 @@ from typing import ClassVar
 from targets.base import CodeBuffer, Renderer
 from translate import ir
 from translate.ir import DType
-from translate.schedule import DeviceNest, DeviceSerial, HostBlock, HostIf, HostLoop, Segment
+from translate.schedule import DeviceExtern, DeviceNest, DeviceSerial, HostBlock, HostIf, HostLoop, Segment
 
 _TYPES = MappingProxyType({
     DType.F32: "float", DType.F64: "double", DType.I32: "int", DType.I64: "long long",
@@ -35,7 +35,9 @@ _BINOPS = MappingProxyType({
 _UNARY, _PRIMARY, _TERNARY = 14, 16, 3
 
 _MATH = ("sqrt", "exp", "log", "log10", "sin", "cos", "tan", "asin", "acos", "atan", "atan2",
-         "sinh", "cosh", "tanh", "floor", "ceil")
+         "sinh", "cosh", "tanh", "floor", "ceil", "erf", "log1p", "expm1")
+# storage-only float types: loads widen to float, arithmetic is float, stores narrow
+_NARROW = (DType.F16, DType.BF16)
 
 _KEYWORDS = frozenset(
     "auto bool break case catch char class const continue default delete do double else enum explicit extern "
@@ -154,13 +156,24 @@ class CStyleRenderer(Renderer):
         text = repr(x)
         if "e" not in text and "." not in text:
             text += ".0"
-        return f"{text}f" if dtype is DType.F32 else text
+        return f"{text}f" if dtype is DType.F32 or dtype in _NARROW else text
 
     def visit_Var(self, e: ir.Var) -> tuple[str, int]:
         return self.var(e.name), _PRIMARY
 
     def visit_Load(self, e: ir.Load) -> tuple[str, int]:
-        return self.array_ref(e.array, e.index), _PRIMARY
+        ref = self.array_ref(e.array, e.index)
+        if e.dtype in _NARROW:
+            return self.widen(ref, e.dtype), _PRIMARY
+        return ref, _PRIMARY
+
+    def widen(self, text: str, dtype: DType) -> str:
+        """A f16/bf16 value as float (the backend's conversion)."""
+        return f"static_cast<float>({text})"
+
+    def narrow(self, text: str, dtype: DType) -> str:
+        """A float value rounded to f16/bf16 storage."""
+        return f"static_cast<{self.ctype(dtype)}>({text})"
 
     def array_ref(self, name: str, index: tuple[ir.Expr, ...]) -> str:
         """Linearised by layout: LEFT ``a[i + a_n0*j]``, RIGHT ``a[j + a_n1*i]``."""
@@ -242,12 +255,14 @@ class CStyleRenderer(Renderer):
         text, prec = self.visit(e.expr)
         if e.expr.dtype == e.dtype:
             return text, prec
+        if e.dtype in _NARROW:  # round to the narrow type, compute on in float
+            return self.widen(self.narrow(text, e.dtype), e.dtype), _PRIMARY
         if prec < _UNARY:
             text = f"({text})"
         return f"({self.ctype(e.dtype)}){text}", _UNARY
 
     def math(self, fn: str, dtype: DType) -> str:
-        return f"{fn}f" if dtype is DType.F32 else fn
+        return f"{fn}f" if dtype is DType.F32 or dtype in _NARROW else fn
 
     def _args(self, e: ir.Call, typed: bool) -> list[str]:
         out = []
@@ -309,7 +324,11 @@ class CStyleRenderer(Renderer):
             if isinstance(s.target, ir.Var) and s.target.name in self.declare_on_assign:
                 self.declare_on_assign.discard(s.target.name)
                 prefix = f"{self.ctype(s.target.dtype)} "
-            buf.line(f"{prefix}{lhs} = {self.expr(s.value)};")
+            value = self.expr(s.value)
+            if isinstance(s.target, ir.Load) and self.array(s.target.array).dtype in _NARROW:
+                lhs = self.array_ref(s.target.array, s.target.index)
+                value = self.narrow(value, self.array(s.target.array).dtype)
+            buf.line(f"{prefix}{lhs} = {value};")
         elif isinstance(s, ir.If):
             self.if_stmt(buf, s, host)
         elif isinstance(s, ir.Loop):
@@ -397,6 +416,8 @@ class CStyleRenderer(Renderer):
                 self.launch_nest(buf, seg)
             elif isinstance(seg, DeviceSerial):
                 self.launch_serial(buf, seg)
+            elif isinstance(seg, DeviceExtern):
+                self.launch_extern(buf, seg)
             else:
                 raise self.unsupported(seg, "unknown segment")
 
@@ -405,6 +426,13 @@ class CStyleRenderer(Renderer):
 
     def launch_serial(self, buf: CodeBuffer, seg: DeviceSerial) -> None:
         raise NotImplementedError
+
+    def launch_extern(self, buf: CodeBuffer, seg: DeviceExtern) -> None:
+        raise self.unsupported(seg.op, f"{self.name} has no rendering of library operation '{seg.op.op}'")
+
+    def local_arrays(self) -> list[ir.Array]:
+        """``Kernel.locals`` arrays (intermediates of a PyTorch forward): every target allocates them."""
+        return [d for d in self.kernel.locals if isinstance(d, ir.Array)]
 
     # ------------------------------------------------------------ device bodies
 

@@ -11,12 +11,14 @@ from pathlib import Path
 from typing import ClassVar
 
 from targets.base import Capabilities, CodeBuffer, Rendered, register, shim_symbol
+from targets.c_extern import conv_unsupported, kokkos_matmul_function
 from targets.cmake import kokkos_cmake
 from targets.cstyle import CStyleRenderer, cname
 from targets.fortran_interface import fortran_interface, interface_path
 from translate import ir
 from translate.ir import DType
 from translate.schedule import (
+    DeviceExtern,
     DeviceNest,
     DeviceSerial,
     Schedule,
@@ -25,6 +27,7 @@ from translate.schedule import (
     host_scalars,
     scalar_reads,
     scalar_writes,
+    walk_segments,
 )
 
 _REDUCERS = {"add": "Sum", "mul": "Prod", "max": "Max", "min": "Min"}
@@ -83,6 +86,13 @@ class KokkosRenderer(CStyleRenderer):
                 self.nest_function(body, seg)
             else:
                 self.serial_function(body, seg)
+        self.extern_args: dict[str, list[str]] = {}
+        for seg in walk_segments(segs):
+            if isinstance(seg, DeviceExtern):
+                if seg.op.op != "matmul":
+                    raise conv_unsupported(self, seg)
+                body.blank()
+                self.extern_args[seg.name] = kokkos_matmul_function(self, body, seg, self.view_type)
 
         fn = CodeBuffer(self.INDENT)
         fn.line(f"// Kernel API: Views in the default memory space. Source: {kernel.name.upper()} ({kernel.origin}).")
@@ -91,6 +101,9 @@ class KokkosRenderer(CStyleRenderer):
             for local in host_scalars(scheduled, segs):
                 dt = self.dtype_of(local)
                 fn.line(f"{self.ctype(dt)} {self.var(local)} = {self.zero(dt)};")
+            for arr in self.local_arrays():
+                ext = ", ".join(f"kt_extent({self.expr(s)})" for s in arr.shape)
+                fn.line(f'{self.view_type(arr)} {cname(arr.name)}("{arr.name}", {ext});  // local array')
             self.host_segments(fn, segs)
             if kernel.result is not None:
                 fn.line(self.host_return())
@@ -114,7 +127,11 @@ class KokkosRenderer(CStyleRenderer):
         out.blank()
         out.splice(shim)
         path = f"kokkos/{name}_kokkos.cpp"
-        files = {path: out.text(), interface_path(kernel): fortran_interface(kernel)}
+        files = {path: out.text()}
+        try:
+            files[interface_path(kernel)] = fortran_interface(kernel)
+        except ValueError:  # f16/bf16 have no interoperable Fortran type: no Fortran interface
+            pass
         return Rendered(files=files, entry=path, symbol=shim_symbol(kernel), target=self.name)
 
     def init_function(self) -> str:
@@ -230,6 +247,9 @@ class KokkosRenderer(CStyleRenderer):
         args = [self.var(s) for s in self.nest_scalars(seg)] + [self.var(r.var) for r in seg.reductions]
         args += [cname(a) for a in seg.arrays]
         buf.line(f"{seg.name}({', '.join(args)});")
+
+    def launch_extern(self, buf: CodeBuffer, seg: DeviceExtern) -> None:
+        buf.line(f"{seg.name}({', '.join(self.extern_args[seg.name])});")
 
     def launch_serial(self, buf: CodeBuffer, seg: DeviceSerial) -> None:
         scalars_in = self.used_scalars(seg.scalars_in, seg.stmts)

@@ -44,6 +44,8 @@ def dev_dtype(dtype: ir.DType) -> str:
     keep one type), booleans are int1, characters their code."""
     if dtype.is_int or dtype is ir.DType.CHAR:
         return "tl.int64"
+    if dtype in (ir.DType.F16, ir.DType.BF16):
+        return "tl.float32"  # f16/bf16 are storage types: loads widen, stores narrow, arithmetic is fp32
     return TL_DTYPE[dtype]
 
 
@@ -225,6 +227,8 @@ class DeviceExpr:
             text = f"tl.load({ptr})"
         else:
             text = f"tl.load({ptr}, mask={self.mask}, other={'0.0' if e.dtype.is_float else '0'})"
+        if e.dtype in (ir.DType.F16, ir.DType.BF16):
+            return f"{text}.to(tl.float32)"
         return f"({text} != 0)" if e.dtype is ir.DType.BOOL else text
 
     @staticmethod
@@ -293,12 +297,15 @@ class DeviceExpr:
             return literal(inner.value, e.dtype, True)
         if e.dtype is ir.DType.BOOL:
             return f"({self.expr(inner)} != 0)"
+        if e.dtype in (ir.DType.F16, ir.DType.BF16):  # an explicit narrowing rounds, then computes on in fp32
+            return f"tl.cast(tl.cast({self.expr(inner)}, {TL_DTYPE[e.dtype]}), tl.float32)"
         return f"tl.cast({self.expr(inner)}, {dev_dtype(e.dtype)})"
 
     _SIMPLE = {"abs": "tl.abs", "sqrt": "tl.sqrt", "exp": "tl.exp", "log": "tl.log", "sin": "tl.sin",
-               "cos": "tl.cos"}
+               "cos": "tl.cos", "erf": "tl.erf"}
     _HELPER = {"tan": "_kt_tan", "asin": "_kt_asin", "acos": "_kt_acos", "atan": "_kt_atan",
-               "atan2": "_kt_atan2", "sinh": "_kt_sinh", "cosh": "_kt_cosh", "tanh": "_kt_tanh"}
+               "atan2": "_kt_atan2", "sinh": "_kt_sinh", "cosh": "_kt_cosh", "tanh": "_kt_tanh",
+               "log1p": "_kt_log1p", "expm1": "_kt_expm1"}
 
     def visit_Call(self, e: ir.Call) -> str:
         fn, dt = e.fn, e.dtype
@@ -435,6 +442,6 @@ class HostExpr:
         if fn in ("floor", "ceil"):
             text = f"math.{fn}({args[0]})"
             return text if e.dtype.is_int else f"float({text})"
-        if fn in ir.INTRINSICS:
+        if fn in ir.INTRINSICS or fn == "erf":
             return f"math.{fn}({', '.join(args)})"
         raise UnsupportedExpr(e, f"intrinsic '{fn}'")

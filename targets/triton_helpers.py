@@ -50,6 +50,23 @@ def _kt_tanh(x):
     r = tl.where(ax < 0.1, _kt_sinh(ax) / _kt_cosh(ax), (1.0 - e) / (1.0 + e))
     return tl.where(x < 0, -r, r)
 ''',
+    "_kt_log1p": '''
+@triton.jit
+def _kt_log1p(x):
+    """log(1 + x), accurate for small x: log(u) * x / (u - 1) with u = 1 + x rounded."""
+    u = 1.0 + x
+    d = u - 1.0
+    return tl.where(d == 0.0, x, tl.log(u) * (x / tl.where(d == 0.0, 1.0, d)))
+''',
+    "_kt_expm1": '''
+@triton.jit
+def _kt_expm1(x):
+    """exp(x) - 1, accurate for small x: (u - 1) * x / log(u) with u = exp(x) rounded."""
+    u = tl.exp(x)
+    lu = tl.log(u)
+    r = (u - 1.0) * (x / tl.where(lu == 0.0, 1.0, lu))
+    return tl.where(u == 1.0, x, tl.where(u - 1.0 == -1.0, -1.0, r))
+''',
     "_kt_atan": '''
 @triton.jit
 def _kt_atan(x):

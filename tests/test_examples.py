@@ -26,6 +26,9 @@ needs_gfortran = pytest.mark.skipif(shutil.which("gfortran") is None, reason="gf
 
 
 def routines(wf: Workflow) -> set[str]:
+    """The regions a workflow's sources define: routines for Fortran, file stems for PyTorch."""
+    if wf.language == "pytorch":
+        return {f.stem for f in wf.files()}
     names: set[str] = set()
     for f in wf.files():
         text = "\n".join(line for line in f.read_text().splitlines() if not re.match(r"^[*cC!]", line))

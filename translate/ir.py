@@ -111,6 +111,7 @@ UNOPS = ("neg", "not")
 INTRINSICS = (
     "abs", "sqrt", "exp", "log", "log10", "sin", "cos", "tan", "asin", "acos", "atan", "atan2",
     "sinh", "cosh", "tanh", "min", "max", "sign", "floor", "ceil", "nint", "lsame",
+    "erf", "log1p", "expm1",  # PyTorch frontend: gelu (erf form), softplus/log1p, elu/expm1
 )
 
 

@@ -44,6 +44,9 @@ class WorkflowRun:
         self._kernels: dict[str, ir.Kernel | ir.Opaque] | None = None
         self._files: list[Path] = []
         self._reference: Any = None
+        self._torch: dict[str, Any] = {}  # PyTorch regions (translate.pytorch_steps.TorchRegion) by name
+        self._notes: dict[str, dict[str, list[str]]] = {}  # Rendered.notes by region and target
+        self._model_new: dict[str, tuple[str | None, str | None]] = {}  # ModelNew file or why not
         self._started = time.monotonic()
         self._done = 0
         self._total = 0
@@ -72,6 +75,12 @@ class WorkflowRun:
             except ConfigError as err:
                 self._kernels = {}
                 return {}, [str(err)]
+            if self.workflow.language == "pytorch":
+                from translate.pytorch_steps import load_regions
+
+                self._torch, errors = load_regions(self.workflow, self._files)
+                self._kernels = {name: r.kernel for name, r in self._torch.items()}
+                return self._kernels, errors
             if self.workflow.language != "fortran":
                 self._kernels = {}
                 return {}, [f"workflow {self.workflow.name}: language '{self.workflow.language}' is not supported yet"]
@@ -119,7 +128,7 @@ class WorkflowRun:
         from translate.analysis import analyze, loop_report
 
         kernels, errors = self._load()
-        helpers = _helpers(kernels, self._files)
+        helpers = _helpers(kernels, self._files) if self.workflow.language == "fortran" else set()
         regions: list[dict[str, Any]] = []
         for name, k in kernels.items():
             if name in helpers:
@@ -163,7 +172,7 @@ class WorkflowRun:
         kernel = self._analysed(name)
         schedule = Schedule(level=level)
         out: dict[str, dict[str, Any]] = {}
-        if level == 0:
+        if level == 0 and self.workflow.language == "fortran":
             path = self.out_dir / interface_path(kernel)
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(fortran_interface(kernel))
@@ -178,6 +187,15 @@ class WorkflowRun:
                 continue
             files = [str(p.relative_to(self.out_dir)) for p in rendered.write(self.out_dir)]
             out[target] = target_entry("rendered", None, files=files, schedule=schedule.describe())
+            with self._lock:
+                self._notes.setdefault(name, {})[target] = list(rendered.notes)
+            if target == "triton" and name in self._torch:
+                from translate.pytorch_steps import emit_model_new
+
+                made = emit_model_new(kernel, self._torch[name].path, self.out_dir,
+                                      [*kernel.notes, *rendered.notes], rendered.symbol)
+                with self._lock:
+                    self._model_new[name] = made
         return out
 
     # ------------------------------------------------------------ validate
@@ -204,15 +222,25 @@ class WorkflowRun:
         vcfg = self.workflow.validate
         tolerance = (vcfg.rtol, vcfg.atol) if vcfg.rtol is not None and vcfg.atol is not None else None
         self.progress(f"{name}: validating {', '.join(targets)} (schedule: {Schedule(level=level).describe()})")
-        reference = self._shared_reference()  # None: this region builds its own, wrapping only itself
+        torch_region = self._torch.get(name)
+        reference = None if torch_region else self._shared_reference()  # None: the region builds its own
         try:
-            result = validate_region(
+            if torch_region is not None:
+                from dataclasses import replace
+
+                from translate.pytorch_steps import validate as validate_torch
+
+                result = validate_torch(self.workflow, replace(torch_region, kernel=kernel),
+                                        {t: self.out_dir / t for t in targets}, self.out_dir, self.cache_dir,
+                                        self.timeout, level)
+            else:
+                result = validate_region(
                 kernel, self._files, {t: self.out_dir / t for t in targets}, cfg.sizes, cfg.values, cfg.inputs,
                 vcfg.trials, region=name, workdir=self.out_dir / ".build" / name, cache_dir=self.cache_dir,
                 golden_root=self.out_dir / "golden", reference=reference,
                 include=self.workflow.include_dirs(),
-                defines=dict(self.workflow.preprocess.defines), timeout=self.timeout, tolerance=tolerance,
-                project_dir=self.workflow.root, schedule_level=level)
+                    defines=dict(self.workflow.preprocess.defines), timeout=self.timeout, tolerance=tolerance,
+                    project_dir=self.workflow.root, schedule_level=level)
         except Exception as exc:  # never let one region stop the run
             return {t: target_entry("failed", f"validation error: {type(exc).__name__}: {exc}", retryable=False)
                     for t in targets}
@@ -248,8 +276,18 @@ class WorkflowRun:
         self.progress(f"({done}/{total}) {region['name']}: {statuses}")
         targets = {t: {k: v for k, v in outcome.get(t, target_entry("failed", "not attempted")).items()
                        if k != "retryable"} for t in region["targets"]}
+        extra: dict[str, Any] = {}
+        if region["name"] in self._torch:
+            from translate.pytorch_steps import ops_entry
+
+            kernel = self._torch[region["name"]].kernel
+            with self._lock:
+                notes = dict(self._notes.get(region["name"], {}))
+                model_file, why_not = self._model_new.get(region["name"], (None, "Triton was not rendered"))
+            extra = {"ops": ops_entry(kernel, notes) if isinstance(kernel, ir.Kernel) else [],
+                     "model_new": model_file, **({"model_new_reason": why_not} if why_not else {})}
         return region_entry(region["name"], region["source"], region["line"], "translated", None, targets,
-                            loops=region.get("loops", []), attempts=attempts)
+                            loops=region.get("loops", []), attempts=attempts, **extra)
 
     def write_report(self, regions: list[dict[str, Any]], results: list[dict[str, Any]],
                      errors: list[str]) -> Path:

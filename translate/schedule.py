@@ -12,6 +12,9 @@ kernel's body into segments:
 * ``DeviceSerial``: statements that touch arrays but are not parallel (a
   loop-carried recurrence, a single element update): one single-thread device
   kernel. Scalars it writes that are read later are copied back.
+* ``DeviceExtern``: an ``ir.Extern`` library operation (matmul, convolution)
+  on whole arrays; a target renders it as a generated template or a library
+  call, and may fuse the elementwise nest right after it into its epilogue.
 
 Contract of the segment fields (what every renderer relies on):
 
@@ -49,6 +52,11 @@ class Schedule:
 
     level: int = 0
     block: int = 256
+    # Triton: a nest whose body loops over the contiguous dim of a row (softmax, norms, row
+    # sums) runs one program per row with tl.arange vectors over the row
+    row_programs: bool = True
+    # the elementwise nest right after a matmul becomes the matmul kernel's epilogue
+    fuse_epilogues: bool = True
 
     def describe(self) -> str:
         return ["as analysed", "outermost loop parallel only", "serial on the device"][self.level]
@@ -100,7 +108,14 @@ class DeviceSerial:
     line: int
 
 
-Segment = HostBlock | HostIf | HostLoop | DeviceNest | DeviceSerial
+@dataclass(frozen=True)
+class DeviceExtern:
+    name: str  # e.g. "linear_extern1"
+    op: ir.Extern
+    line: int
+
+
+Segment = HostBlock | HostIf | HostLoop | DeviceNest | DeviceSerial | DeviceExtern
 
 
 # ----------------------------------------------------------------- schedules
@@ -175,17 +190,30 @@ def loop_vars(node: object) -> set[str]:
 
 
 def arrays_touched(node: object) -> set[str]:
-    return {n.array for n in ir.walk(node) if isinstance(n, ir.Load)}
+    out = set()
+    for n in ir.walk(node):
+        if isinstance(n, ir.Load):
+            out.add(n.array)
+        elif isinstance(n, ir.Extern):
+            out |= set(n.inputs) | set(n.outputs)
+    return out
 
 
 def arrays_written(node: object) -> set[str]:
-    return {
-        n.target.array for n in ir.walk(node) if isinstance(n, ir.Assign) and isinstance(n.target, ir.Load)
-    }
+    out = set()
+    for n in ir.walk(node):
+        if isinstance(n, ir.Assign) and isinstance(n.target, ir.Load):
+            out.add(n.target.array)
+        elif isinstance(n, ir.Extern):
+            out |= set(n.outputs)
+    return out
 
 
 def has_parallel(node: object) -> bool:
-    return any(isinstance(n, ir.Loop) and n.kind is ir.LoopKind.PARALLEL for n in ir.walk(node))
+    """Whether ``node`` holds device work the host launches: a parallel loop or a
+    library operation (``ir.Extern``)."""
+    return any((isinstance(n, ir.Loop) and n.kind is ir.LoopKind.PARALLEL) or isinstance(n, ir.Extern)
+               for n in ir.walk(node))
 
 
 def has_exit(node: object) -> bool:
@@ -276,7 +304,7 @@ def host_scalars(kernel: ir.Kernel, segments: Iterable[Segment]) -> tuple[str, .
             host_loop_vars.add(seg.var)
         elif isinstance(seg, DeviceNest):
             used |= set(seg.scalars_in) | {r.var for r in seg.reductions}
-        else:
+        elif isinstance(seg, DeviceSerial):
             used |= set(seg.scalars_in) | set(seg.scalars_out)
     if kernel.result is not None:
         used.add(kernel.name)
@@ -315,7 +343,7 @@ def partition(kernel: ir.Kernel) -> tuple[Segment, ...]:
 class _Partitioner:
     def __init__(self, kernel: ir.Kernel) -> None:
         self.kernel = kernel
-        self.counts = {"loop": 0, "serial": 0}
+        self.counts = {"loop": 0, "serial": 0, "extern": 0}
         self.params = {d.name for d in kernel.params}
         self.always_live = {
             d.name for d in kernel.params if isinstance(d, ir.Scalar) and d.intent.writes
@@ -365,6 +393,9 @@ class _Partitioner:
             if kind == "hostif":
                 assert isinstance(s, ir.If)
                 segs.append(HostIf(s.cond, self.stmts(s.then, live), self.stmts(s.orelse, live)))
+            elif kind == "extern":
+                assert isinstance(s, ir.Extern)
+                segs.append(DeviceExtern(self.name("extern"), s, s.line))
             elif kind == "nest":
                 assert isinstance(s, ir.Loop)
                 segs.append(self.nest(s, ()))
@@ -376,6 +407,8 @@ class _Partitioner:
         return tuple(segs)
 
     def classify(self, s: ir.Stmt, live: frozenset[str]) -> str:
+        if isinstance(s, ir.Extern):
+            return "extern"
         if not arrays_touched(s) and not has_parallel(s):
             return "host"
         if isinstance(s, ir.If):

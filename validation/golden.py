@@ -51,8 +51,10 @@ def _jsonable(v: Any) -> Any:
 
 
 def record(golden_dir: Path, kernel: ir.Kernel, case: Case, ref_outputs: dict[str, np.ndarray], k: int,
-           reduces: bool | None = None, tolerance: tuple[float, float] | None = None) -> Path:
-    """Write ``case<k>.npz`` / ``case<k>.json`` and update ``region.json``."""
+           reduces: bool | None = None, tolerance: tuple[float, float] | None = None,
+           allclose: tuple[float, float] | None = None) -> Path:
+    """Write ``case<k>.npz`` / ``case<k>.json`` and update ``region.json``;
+    ``allclose`` (atol, rtol) is recorded for PyTorch regions (validation.compare)."""
     golden_dir.mkdir(parents=True, exist_ok=True)
     sig = signature(kernel, case.env | {k2: v for k2, v in case.sizes.items() if k2 not in case.scalars})
     if reduces is not None:
@@ -64,6 +66,8 @@ def record(golden_dir: Path, kernel: ir.Kernel, case: Case, ref_outputs: dict[st
     np.savez_compressed(path, **data)
     meta = {"signature": sig, "seed": case.seed, "sizes": case.sizes, "values": case.values,
             "tolerance": list(tolerance) if tolerance else None}
+    if allclose is not None:
+        meta["allclose"] = list(allclose)
     (golden_dir / f"case{k}.json").write_text(json.dumps(_jsonable(meta), indent=1))
     index_path = golden_dir / "region.json"
     index = json.loads(index_path.read_text()) if index_path.exists() else {"cases": []}
@@ -122,9 +126,9 @@ def validate_against_golden(target: str, files_dir: Path, golden_dir: Path, work
             results.append(Comparison(False, float("nan"), float("nan"), float("nan"), 0,
                                       f"{name}: {label}: {run.reason}"))
             continue
-        tol = meta.get("tolerance")
+        tol, close = meta.get("tolerance"), meta.get("allclose")
         cmp = compare(kernel, ref, run.outputs, bool(meta["signature"]["reduces"]), case.env,
-                      tuple(tol) if tol else None)
+                      tuple(tol) if tol else None, tuple(close) if close else None)
         if not cmp.ok:
             cmp = Comparison(**{**cmp.__dict__, "reason": f"{name}: {cmp.reason}"})
         results.append(cmp)

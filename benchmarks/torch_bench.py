@@ -1,0 +1,261 @@
+"""PyTorch eager vs torch.compile vs ours (ModelNew over the generated Triton kernels).
+
+    python benchmarks/torch_bench.py OUT [--modules relu,softmax] [--quick] [--dry-run] [--tf32]
+
+``OUT`` is the output folder of a previous ``translate run`` of a ``language:
+pytorch`` workflow (e.g. ``examples/pytorch_ops/out/ops``): for every
+``OUT/pytorch/<stem>_model.py`` it builds ``Model`` at the file's own (full)
+sizes on the GPU, seeds its weights, builds ``ModelNew`` with the same
+constructor arguments and ``load_state_dict(model.state_dict())``, checks
+ModelNew's and torch.compile's outputs against eager (KernelBench fp32
+tolerance, atol = rtol = 1e-4; a module whose output mismatches is not timed,
+and the table says so), then times all three side by side in one run with
+``triton.testing.do_bench`` (median; warm-up; do_bench flushes the L2 between
+runs). It prints a table with the speedups over eager and their geometric means.
+
+``--dry-run`` runs on a CPU: the Triton interpreter, the sizes the workflow
+validated at (read from ``OUT/golden/<stem>/case0.json``), ``torch.compile``
+with the ``aot_eager`` backend and a ``perf_counter`` median instead of do_bench;
+the times mean nothing, the run checks the whole path. ``--tf32`` leaves cuBLAS /
+cuDNN TF32 as PyTorch's defaults (matmul off, cuDNN on); without it both are off so
+that every column computes in fp32, like the generated kernels.
+
+Needs only torch, triton and numpy (the GPU machine has no fparser or langgraph);
+``--dry-run`` also imports the PyTorch frontend's loader (torch only) to apply sizes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import math
+import os
+import statistics
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+ATOL = RTOL = 1e-4
+REPO = Path(__file__).resolve().parent.parent
+
+
+@dataclass
+class Row:
+    module: str
+    eager_ms: float | None = None
+    compile_ms: float | None = None
+    ours_ms: float | None = None
+    status: str = "ok"
+
+    def speedup(self, other: float | None) -> float | None:
+        return self.eager_ms / other if self.eager_ms and other else None
+
+
+def _import(path: Path, name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot import {path}")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _timer(dry_run: bool, quick: bool) -> Callable[[Callable[[], Any]], float]:
+    """Median milliseconds of one call."""
+    if dry_run:
+        def cpu(fn: Callable[[], Any]) -> float:
+            fn()
+            times = []
+            for _ in range(2 if quick else 5):
+                t0 = time.perf_counter()
+                fn()
+                times.append((time.perf_counter() - t0) * 1e3)
+            return statistics.median(times)
+        return cpu
+    from triton.testing import do_bench
+
+    warmup, rep = (5, 20) if quick else (25, 100)
+    return lambda fn: float(do_bench(fn, warmup=warmup, rep=rep, return_mode="median"))
+
+
+def _first(out: Any) -> Any:
+    return out[0] if isinstance(out, (tuple, list)) else out
+
+
+def _mismatch(got: Any, want: Any) -> str:
+    """'' when ``got`` matches ``want`` within KernelBench's tolerance, else why not."""
+    import torch
+
+    got, want = _first(got), _first(want)
+    if not isinstance(got, torch.Tensor) or got.shape != want.shape:
+        return f"shape {getattr(got, 'shape', type(got).__name__)} vs eager {tuple(want.shape)}"
+    if got.dtype != want.dtype:
+        return f"dtype {got.dtype} vs eager {want.dtype}"
+    if not want.is_floating_point():
+        bad = int((got != want).sum())
+        return f"{bad} of {want.numel()} elements differ" if bad else ""
+    g, w = got.double(), want.double()
+    if not torch.isfinite(g).all():
+        return f"{int((~torch.isfinite(g)).sum())} non-finite elements"
+    over = (g - w).abs() > ATOL + RTOL * w.abs()
+    if over.any():
+        err = float((g - w).abs().max())
+        return f"{int(over.sum())} of {w.numel()} elements beyond atol=rtol={ATOL:g} (max abs err {err:.3g})"
+    return ""
+
+
+def _sizes(out_dir: Path, stem: str) -> dict[str, int]:
+    meta = out_dir / "golden" / stem / "case0.json"
+    if not meta.is_file():
+        return {}
+    return {k: int(v) for k, v in (json.loads(meta.read_text()).get("sizes") or {}).items()}
+
+
+def _build(out_dir: Path, stem: str, mod: ModuleType, dry_run: bool, device: Any) -> tuple[Any, Any, list[Any]]:
+    """(model, model_new, inputs) at full size, or at the validated sizes for a dry run."""
+    import torch
+
+    if dry_run:
+        sys.path.insert(0, str(REPO))
+        from parsers.torch import load_program
+
+        program = load_program(Path(mod.source.__file__), _sizes(out_dir, stem))
+        base, init = program.model_cls, program.init_inputs
+        get_inputs: Callable[[], list[Any]] = lambda: program.make_inputs(1)  # noqa: E731
+    else:
+        base, init, get_inputs = mod.Model, list(mod.get_init_inputs()), lambda: list(mod.get_inputs())
+    torch.manual_seed(0)
+    model = base(*init).eval().to(device)
+    new = mod.model_new_class(base)(*init).eval().to(device)
+    new.load_state_dict(model.state_dict())
+    torch.manual_seed(1)
+    inputs = [x.to(device) if isinstance(x, torch.Tensor) else x for x in get_inputs()]
+    return model, new, inputs
+
+
+def _measure(row: Row, model: Any, new: Any, inputs: list[Any], dry_run: bool,
+             timer: Callable[[Callable[[], Any]], float]) -> None:
+    """Check ModelNew and torch.compile against eager, then time what matched."""
+    import torch
+
+    with torch.no_grad():
+        want = model(*inputs)
+        try:
+            why = _mismatch(new(*inputs), want)
+        except Exception as exc:
+            why = f"{type(exc).__name__}: {exc}"
+        if why:
+            row.status = f"ours not timed, output mismatch: {why}"[:160]
+        compiled = torch.compile(model, backend="aot_eager" if dry_run else "inductor")
+        try:
+            cwhy = _mismatch(compiled(*inputs), want)
+        except Exception as exc:
+            cwhy = f"{type(exc).__name__}: {exc}"
+        if cwhy:
+            row.status = (row.status + "; " if row.status != "ok" else "") + f"torch.compile: {cwhy}"[:120]
+        row.eager_ms = timer(lambda: model(*inputs))
+        if not cwhy:
+            row.compile_ms = timer(lambda: compiled(*inputs))
+        if not why:
+            row.ours_ms = timer(lambda: new(*inputs))
+
+
+def bench_module(out_dir: Path, path: Path, dry_run: bool, timer: Callable[[Callable[[], Any]], float]) -> Row:
+    import torch
+
+    stem = path.name[: -len("_model.py")]
+    row = Row(stem)
+    device = torch.device("cpu" if dry_run else "cuda")
+    try:
+        mod = _import(path, f"kt_bench_{stem}")
+        model, new, inputs = _build(out_dir, stem, mod, dry_run, device)
+    except Exception as exc:
+        row.status = f"not run: {type(exc).__name__}: {exc}"[:160]
+        return row
+    try:
+        _measure(row, model, new, inputs, dry_run, timer)
+    except Exception as exc:  # e.g. out of memory at full size: this module only
+        row.status = f"failed: {type(exc).__name__}: {exc}"[:160]
+    finally:
+        del model, new, inputs
+        if device.type == "cuda":
+            torch.cuda.empty_cache()
+    return row
+
+
+def geomean(values: Sequence[float]) -> float | None:
+    vals = [v for v in values if v and v > 0]
+    return math.exp(sum(math.log(v) for v in vals) / len(vals)) if vals else None
+
+
+def table(rows: Sequence[Row], note: str) -> str:
+    def ms(v: float | None) -> str:
+        return f"{v:.3f}" if v is not None else "-"
+
+    def x(v: float | None) -> str:
+        return f"{v:.2f}x" if v is not None else "-"
+
+    lines = [note, "", f"{'module':<22} {'eager ms':>10} {'compile ms':>11} {'ours ms':>10} "
+             f"{'compile/eager':>14} {'ours/eager':>11}  status", "-" * 100]
+    for r in rows:
+        lines.append(f"{r.module:<22} {ms(r.eager_ms):>10} {ms(r.compile_ms):>11} {ms(r.ours_ms):>10} "
+                     f"{x(r.speedup(r.compile_ms)):>14} {x(r.speedup(r.ours_ms)):>11}  {r.status}")
+    gc = geomean([r.speedup(r.compile_ms) or 0 for r in rows])
+    go = geomean([r.speedup(r.ours_ms) or 0 for r in rows])
+    both = [r for r in rows if r.compile_ms and r.ours_ms]
+    lines.append("-" * 100)
+    lines.append(f"{'geometric mean':<22} {'':>10} {'':>11} {'':>10} {x(gc):>14} {x(go):>11}  "
+                 f"(speedup over eager; modules timed: compile {sum(1 for r in rows if r.compile_ms)}, "
+                 f"ours {sum(1 for r in rows if r.ours_ms)} of {len(rows)})")
+    if both:
+        rel = geomean([r.compile_ms / r.ours_ms for r in both if r.compile_ms and r.ours_ms])
+        lines.append(f"ours vs torch.compile, geometric mean over {len(both)} modules: {x(rel)}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="torch_bench", description=__doc__.split("\n\n")[0])
+    ap.add_argument("out_dir", type=Path, help="output folder of a translate run (holds pytorch/ and triton/)")
+    ap.add_argument("--modules", default="", help="comma-separated file stems (default: all)")
+    ap.add_argument("--quick", action="store_true", help="fewer timing repetitions")
+    ap.add_argument("--dry-run", action="store_true", help="CPU, Triton interpreter, validated (tiny) sizes")
+    ap.add_argument("--tf32", action="store_true", help="leave PyTorch's TF32 defaults (cuDNN convolutions in TF32)")
+    args = ap.parse_args(argv)
+    if args.dry_run:
+        os.environ["TRITON_INTERPRET"] = "1"  # before triton is imported
+    import torch
+
+    if not args.dry_run and not torch.cuda.is_available():
+        print("torch_bench: no CUDA GPU; use --dry-run on a CPU", file=sys.stderr)
+        return 2
+    if not args.tf32:
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
+    folder = args.out_dir.resolve() / "pytorch"
+    wanted = {m for m in args.modules.split(",") if m}
+    paths = sorted(p for p in folder.glob("*_model.py") if not wanted or p.name[: -len("_model.py")] in wanted)
+    if not paths:
+        print(f"torch_bench: no ModelNew files{' for ' + args.modules if wanted else ''} under {folder}",
+              file=sys.stderr)
+        return 2
+    timer = _timer(args.dry_run, args.quick)
+    rows = []
+    for p in paths:
+        rows.append(bench_module(args.out_dir.resolve(), p, args.dry_run, timer))
+        print(f"  {rows[-1].module}: {rows[-1].status}", file=sys.stderr, flush=True)
+    where = ("DRY RUN (CPU, Triton interpreter, validated sizes, perf_counter; times are not measurements)"
+             if args.dry_run else f"{torch.cuda.get_device_name()} | torch {torch.__version__} | triton "
+             f"{__import__('triton').__version__} | do_bench median ms{' (quick)' if args.quick else ''} | "
+             f"TF32 {'PyTorch defaults' if args.tf32 else 'off'}")
+    print(table(rows, where))
+    return 0 if all(r.status == "ok" for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,26 @@
+"""Argmax over a dimension (int64 result)."""
+
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """y = argmax(x, dim=1) of a (batch_size, dim) matrix"""
+
+    def __init__(self) -> None:
+        super().__init__()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.argmax(x, dim=1)
+
+
+batch_size = 16384
+dim = 4096
+
+
+def get_inputs() -> list[torch.Tensor]:
+    return [torch.randn(batch_size, dim)]
+
+
+def get_init_inputs() -> list:
+    return []

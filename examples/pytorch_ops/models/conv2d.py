@@ -1,0 +1,31 @@
+"""A 2-D convolution (3x3, padding 1)."""
+
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """y = Conv2d(in_channels, out_channels, kernel_size, padding=1)(x)"""
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: int) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(in_channels, out_channels, kernel_size, padding=1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.conv(x)
+
+
+batch_size = 32
+in_channels = 64
+out_channels = 128
+height = 128
+width = 128
+kernel_size = 3
+
+
+def get_inputs() -> list[torch.Tensor]:
+    return [torch.randn(batch_size, in_channels, height, width)]
+
+
+def get_init_inputs() -> list:
+    return [in_channels, out_channels, kernel_size]

@@ -1,0 +1,26 @@
+"""A single activation: ReLU."""
+
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """y = relu(x)"""
+
+    def __init__(self) -> None:
+        super().__init__()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.relu(x)
+
+
+batch_size = 4096
+dim = 16384
+
+
+def get_inputs() -> list[torch.Tensor]:
+    return [torch.randn(batch_size, dim)]
+
+
+def get_init_inputs() -> list:
+    return []

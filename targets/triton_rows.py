@@ -1,0 +1,353 @@
+"""Row programs of the Triton target: a parallel nest whose body walks the
+contiguous dimension of a row with inner loops (softmax, layer norm, RMS norm,
+row sums, log-softmax) runs ONE program per row, each inner loop as
+``BLOCK_N``-wide chunks of ``tl.arange`` over the row, reductions into
+private scalars as vector partials combined with ``tl.sum`` / ``tl.max`` /
+``tl.min`` after the loop, stores as masked vector stores. Rows longer than a
+block loop over chunks (one pass per source loop: the two- or three-pass
+form of the source).
+
+``row_nest`` recognises the pattern structurally; anything else keeps the
+general tile path of ``targets.triton_kernels``.
+
+Pattern (``DeviceNest`` body, the parallel loops already collapsed):
+
+* statements are scalar assignments, element stores and inner loops with a
+  unit step whose bounds read no array;
+* an inner loop holds only assignments: reductions ``s = s OP e`` /
+  ``s = max(s, e)`` / ``min`` into a scalar read nowhere else in the loop,
+  temporaries ``t = e`` assigned before use and read only in that loop, and
+  stores whose index holds the loop variable in the contiguous position only;
+* the loop variable indexes only the contiguous dimension of every array it
+  touches, and at least one access uses it;
+* no array is both written and read in the nest (a program's store is not
+  guaranteed visible to its other lanes' later loads).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from targets.triton_expr import DeviceExpr, HostExpr, UnsupportedExpr, dev_dtype, fold, literal, py_name
+from targets.triton_kernels import IDENTITY, Lines, _Emitter
+from translate import ir
+from translate.schedule import DeviceNest, scalar_reads
+
+_COMBINE_OPS = ("add", "max", "min")
+
+
+def _reduction(s: ir.Assign) -> tuple[str, ir.Expr] | None:
+    """(op, contribution) when ``s`` is ``v = v OP e`` / ``v = max(v, e)``."""
+    if not isinstance(s.target, ir.Var):
+        return None
+    name = s.target.name
+    val = s.value
+
+    def is_self(e: ir.Expr) -> bool:
+        return isinstance(e, ir.Var) and e.name == name
+
+    if isinstance(val, ir.BinOp) and val.op == "add":
+        pair = (val.lhs, val.rhs) if is_self(val.lhs) else (val.rhs, val.lhs) if is_self(val.rhs) else None
+        if pair and name not in scalar_reads(pair[1]):
+            return "add", pair[1]
+    if isinstance(val, ir.Call) and val.fn in ("max", "min") and len(val.args) == 2:
+        a, b = val.args
+        other = b if is_self(a) else a if is_self(b) else None
+        if other is not None and name not in scalar_reads(other):
+            return val.fn, other
+    return None
+
+
+def _accesses(node: object) -> list[tuple[str, tuple[ir.Expr, ...]]]:
+    out = []
+    for n in ir.walk(node):
+        if isinstance(n, ir.Load):
+            out.append((n.array, n.index))
+    return out
+
+
+def _contiguous_pos(kernel: ir.Kernel, array: str) -> int:
+    decl = kernel.param(array)
+    if isinstance(decl, ir.Array) and decl.layout is ir.Layout.LEFT:
+        return 0
+    return -1
+
+
+def _inner_ok(kernel: ir.Kernel, lp: ir.Loop, body: tuple[ir.Stmt, ...]) -> bool:
+    if fold(lp.step) != ir.Const(1, lp.step.dtype):
+        return False
+    if any(isinstance(n, ir.Load) for e in (lp.start, lp.stop) for n in ir.walk(e)):
+        return False
+    j = lp.var
+    used = False
+    for array, index in _accesses(lp):
+        if not index:
+            continue
+        pos = _contiguous_pos(kernel, array) % len(index)
+        for k, e in enumerate(index):
+            if j in scalar_reads(e) and k != pos:
+                return False
+        used |= j in scalar_reads(index[pos])
+    if not used:
+        return False
+    assigned: set[str] = set()
+    reductions: set[str] = set()
+    for s in lp.body:
+        if not isinstance(s, ir.Assign):
+            return False
+        if isinstance(s.target, ir.Load):
+            pos = _contiguous_pos(kernel, s.target.array) % max(1, len(s.target.index))
+            if not s.target.index or j not in scalar_reads(s.target.index[pos]):
+                return False
+            continue
+        name = s.target.name
+        red = _reduction(s)
+        if red is not None and red[0] in _COMBINE_OPS and name not in assigned:
+            reductions.add(name)
+        elif name not in scalar_reads(s.value) and name not in reductions:
+            assigned.add(name)
+        else:
+            return False
+    # a reduction variable is read nowhere else in the loop; a temporary nowhere outside it
+    for s in lp.body:
+        if not isinstance(s, ir.Assign):
+            continue
+        reads = scalar_reads(s)
+        own = {s.target.name} if isinstance(s.target, ir.Var) else set()
+        if (reads - own) & reductions:
+            return False
+    outside = [s for s in body if s is not lp]
+    return not any(assigned & scalar_reads(s) for s in outside)
+
+
+def row_nest(nest: DeviceNest, kernel: ir.Kernel) -> bool:
+    """Whether ``nest`` is a row computation the row program renders (module docstring)."""
+    if nest.reductions:
+        return False
+    inner = [s for s in nest.body if isinstance(s, ir.Loop)]
+    if not inner:
+        return False
+    for s in nest.body:
+        if isinstance(s, ir.Loop):
+            if not _inner_ok(kernel, s, nest.body):
+                return False
+        elif not isinstance(s, ir.Assign):
+            return False
+    written = {s.target.array for st in nest.body for s in ir.walk(st)
+               if isinstance(s, ir.Assign) and isinstance(s.target, ir.Load)}
+    read = set()
+    for st in nest.body:
+        for s in ir.walk(st):
+            if isinstance(s, ir.Assign):
+                value_loads = [n.array for n in ir.walk(s.value) if isinstance(n, ir.Load)]
+                index_loads = [n.array for e in (s.target.index if isinstance(s.target, ir.Load) else ())
+                               for n in ir.walk(e) if isinstance(n, ir.Load)]
+                read |= set(value_loads) | set(index_loads)
+    return not (written & read)
+
+
+@dataclass
+class _RowExpr(DeviceExpr):
+    """Device expressions whose loads are shared while ``memo`` is set: in the
+    one-chunk form every inner loop covers the same row, so ``x[i, j]`` read by
+    three loops is loaded once (no array the nest reads is written in it)."""
+
+    memo: dict[str, str] | None = None
+    stable: set[str] = field(default_factory=set)  # names whose value is fixed for the whole program
+    emit_line: Callable[[str], None] | None = None
+
+    def visit_Load(self, e: ir.Load) -> str:
+        text = super().visit_Load(e)
+        reads = set().union(*(scalar_reads(i) for i in e.index)) if e.index else set()
+        if self.memo is None or self.emit_line is None or not reads <= self.stable:
+            return text
+        if text not in self.memo:
+            self.memo[text] = f"row_ld{len(self.memo) + 1}"
+            self.emit_line(f"{self.memo[text]} = {text}")
+        return self.memo[text]
+
+
+class RowEmitter(_Emitter):
+    """A ``DeviceNest`` that ``row_nest`` accepted, as one program per row. Two
+    forms behind the ``ONE_CHUNK`` constexpr: the row fits one block (each inner
+    loop straight-line, loads shared between loops) or chunked loops."""
+
+    def __init__(self, kernel: ir.Kernel, nest: DeviceNest, host: HostExpr) -> None:
+        super().__init__(kernel)
+        self.nest = nest
+        self.host = host
+        self.dev = _RowExpr(kernel)
+        self.header: tuple[str, str, str] | None = None  # the inner loop range the shared loads belong to
+
+    def emit(self) -> tuple[str, list[str]]:
+        nest = self.nest
+        self.add_arrays(nest.arrays)
+        self.add_scalars(nest.scalars_in)
+        trips = [(f"{py_name(lp.var)}_trip", lp) for lp in nest.loops]
+        extra = [t for t, _ in trips] + (["fargs"] if self.f64 else []) + ["BLOCK_N: tl.constexpr",
+                                                                          "ONE_CHUNK: tl.constexpr"]
+        body = Lines()
+        body.level = 1
+        self.out = body
+        body("row = tl.program_id(0).to(tl.int64)")
+        rem = "row"
+        for pos, (name, lp) in enumerate(reversed(trips)):  # the innermost loop varies fastest
+            last = pos == len(trips) - 1
+            k = rem if last else f"{rem} % {name}"
+            body(f"{py_name(lp.var)} = {self.dev.typed(lp.start, ir.DType.I64)} + "
+                 f"{self.dev.typed(lp.step, ir.DType.I64)} * ({k})"
+                 if fold(lp.start) != ir.Const(0, lp.start.dtype) or fold(lp.step) != ir.Const(1, lp.step.dtype)
+                 else f"{py_name(lp.var)} = {k}")
+            if not last:
+                body(f"rem = {rem} // {name}")
+                rem = "rem"
+        body("cols = tl.arange(0, BLOCK_N)")
+        body("zero_lanes = tl.zeros([BLOCK_N], tl.int64)  # broadcasts row-invariant addresses")
+        temps = {s.target.name for lp in nest.body if isinstance(lp, ir.Loop) for s in lp.body
+                 if isinstance(s, ir.Assign) and isinstance(s.target, ir.Var) and _reduction(s) is None}
+        nest_vars = {lp.var for lp in nest.loops}
+        for single in (True, False):
+            header = "if ONE_CHUNK:  # the row fits one block: straight-line, each element loaded once" \
+                if single else "else:  # chunked loops over the row"
+            with body.block(header):
+                for name in nest.private:  # loop temporaries are vectors made in their loop
+                    if name not in temps:
+                        body(f"{py_name(name)} = tl.zeros([], {dev_dtype(self.var_dtype(name))})")
+                self.dev.memo = {} if single else None
+                self.dev.emit_line = body
+                self.header = None
+                for s in nest.body:
+                    if isinstance(s, ir.Loop):
+                        self.dev.stable = nest_vars | set(nest.scalars_in) | {s.var}
+                        self.row_loop(s, single)
+                    else:
+                        self.scalar_stmt(s)
+        self.dev.memo = None
+        head = Lines()
+        head("@triton.jit")
+        head(f"def {nest.name}({', '.join(self.params + extra)}):")
+        head.level = 1
+        origin = f"{self.kernel.origin.path}:{nest.line}" if nest.line else str(self.kernel.origin)
+        loops = ", ".join(lp.var for lp in nest.loops)
+        head(f'"""Row program for the nest at {origin}: one program per ({loops}), the inner loops as')
+        head('BLOCK_N-wide vectors over the contiguous dimension, reductions through tl.sum/tl.max."""')
+        for p in self.prologue:
+            head(p)
+        return head.text() + body.text(), self.launch_lines(trips)
+
+    def scalar_stmt(self, s: ir.Stmt) -> None:
+        self.dev.mask = None
+        self.dev.vector = set()
+        self.dev.stable = {lp.var for lp in self.nest.loops} | set(self.nest.scalars_in)
+        if not isinstance(s, ir.Assign):
+            raise UnsupportedExpr(s, "row program: statement kind")
+        if isinstance(s.target, ir.Var):
+            dt = self.var_dtype(s.target.name)
+            self.out(f"{py_name(s.target.name)} = {self.value(s.value, dt)}")
+        else:
+            decl = self.kernel.param(s.target.array)
+            off = self.dev.offset(s.target.array, s.target.index)
+            self.out(f"tl.store({py_name(s.target.array)} + {off}, {self.value(s.value, decl.dtype)})")
+
+    def row_loop(self, lp: ir.Loop, single: bool = False) -> None:
+        out = self.out
+        j = py_name(lp.var)
+        lo = self.dev.typed(lp.start, ir.DType.I64)
+        hi = self.dev.typed(lp.stop, ir.DType.I64)
+        accs: dict[str, tuple[str, ir.Expr]] = {}
+        for s in lp.body:
+            red = _reduction(s) if isinstance(s, ir.Assign) else None
+            if red is not None and isinstance(s.target, ir.Var):
+                accs.setdefault(s.target.name, red)
+        for name, (op, _) in accs.items():
+            dt = self.var_dtype(name)
+            out(f"{py_name(name)}_acc = tl.full([BLOCK_N], {literal(float(IDENTITY[op]), dt, True)}, "
+                f"{dev_dtype(dt)})" if dt.is_float else
+                f"{py_name(name)}_acc = tl.full([BLOCK_N], {self._int_identity(op, dt)}, {dev_dtype(dt)})")
+        mask = f"{j}_mask"
+        if single:
+            if (j, lo, hi) != self.header:  # another row range: the shared loads no longer apply
+                self.header = (j, lo, hi)
+                if self.dev.memo:
+                    self.dev.memo = {}
+            out(f"{j} = {lo} + cols")
+            out(f"{mask} = {j} < {hi}")
+            self.chunk_body(lp, accs, mask)
+        else:
+            with out.block(f"for {j}_0 in range({lo}, {hi}, BLOCK_N):"):
+                out(f"{j} = {j}_0 + cols")
+                out(f"{mask} = {j} < {hi}")
+                self.chunk_body(lp, accs, mask)
+        self.dev.vector = set()
+        self.dev.mask = None
+        for name, (op, _) in accs.items():
+            v = py_name(name)
+            if op == "add":
+                out(f"{v} = {v} + tl.sum({v}_acc, axis=0)")
+            else:
+                red, fn = ("tl.max", "tl.maximum") if op == "max" else ("tl.min", "tl.minimum")
+                out(f"{v} = {fn}({v}, {red}({v}_acc, axis=0))")
+
+    def chunk_body(self, lp: ir.Loop, accs: dict[str, tuple[str, ir.Expr]], mask: str) -> None:
+        out = self.out
+        self.dev.vector = {lp.var}
+        self.dev.mask = mask
+        for s in lp.body:
+            assert isinstance(s, ir.Assign)
+            if isinstance(s.target, ir.Load):
+                decl = self.kernel.param(s.target.array)
+                text = self.value(s.value, decl.dtype, "[BLOCK_N]")
+                out(f"tl.store({self.dev.pointer(s.target.array, s.target.index)}, {text}, mask={mask})")
+                continue
+            name = s.target.name
+            dt = self.var_dtype(name)
+            if name in accs:
+                op, contrib = accs[name]
+                acc = f"{py_name(name)}_acc"
+                text = self.value(contrib, dt, "[BLOCK_N]")
+                if op == "add":
+                    out(f"{acc} = {acc} + tl.where({mask}, {text}, 0)")
+                else:
+                    fn = "tl.maximum" if op == "max" else "tl.minimum"
+                    out(f"{acc} = tl.where({mask}, {fn}({acc}, {text}), {acc})")
+            else:
+                out(f"{py_name(name)} = {self.value(s.value, dt, '[BLOCK_N]')}")
+                self.dev.vector.add(name)
+
+    @staticmethod
+    def _int_identity(op: str, dt: ir.DType) -> str:
+        bits = 63 if dt is ir.DType.I64 else 31
+        return {"add": "0", "max": str(-(2**bits)), "min": str(2**bits - 1)}[op]
+
+    def launch_lines(self, trips: list[tuple[str, ir.Loop]]) -> list[str]:
+        nest = self.nest
+        lines = [f"# {nest.name}: row program (one program per row, BLOCK_N-wide vectors along the row)"]
+        for name, lp in trips:
+            lines.append(f"{name} = max(0, {self.host_trip(lp)})")
+        rows = " * ".join(n for n, _ in trips)
+        first = next(s for s in nest.body if isinstance(s, ir.Loop))
+        reads = scalar_reads(first.start) | scalar_reads(first.stop)
+        if reads <= set(nest.scalars_in) | {d.name for d in self.kernel.params}:
+            extent = f"max(1, {self.host(first.stop)} - ({self.host(first.start)}))"
+        else:
+            extent = "1024"
+        args = self.launch_args + [n for n, _ in trips]
+        lines += [
+            f"if {rows} > 0:",
+            f"    row_block = min(triton.next_power_of_2({extent}), 4096)",
+            "    warps = 4 if row_block <= 1024 else (8 if row_block <= 2048 else 16)",
+        ]
+        if self.f64:
+            lines.append(f"    fargs = torch.tensor([{', '.join(self.f64)}], dtype=torch.float64, device=dev)")
+            args.append("fargs")
+        lines.append(f"    {nest.name}[({rows},)]({', '.join(args)}, BLOCK_N=row_block,")
+        lines.append(f"        ONE_CHUNK={extent} <= row_block, num_warps=warps)")
+        return lines
+
+    def host_trip(self, lp: ir.Loop) -> str:
+        start, stop, step = self.host(lp.start), self.host(lp.stop), self.host(lp.step)
+        if step == "1":
+            return stop if start == "0" else f"{stop} - ({start})"
+        self.host.helpers.add("_trip")
+        return f"_trip({start}, {stop}, {step})"

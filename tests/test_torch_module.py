@@ -1,0 +1,108 @@
+"""targets.torch_module: the generated ModelNew is a drop-in for Model (same
+constructor, same state_dict keys, load_state_dict works) whose forward runs the
+Triton launcher (interpreter here) and matches Model on fresh inputs; it never
+calls the original forward or torch compute ops."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+import torch
+
+from targets.torch_module import ModelNewError, classify_ops, model_path, render_model_new, write_model_new
+from tests import torch_stubs as stubs
+from translate import ir
+
+os.environ.setdefault("TRITON_INTERPRET", "1")
+
+
+def _import(path: Path) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(f"kt_test_{path.stem}_{id(path)}", path)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.fixture
+def generated(tmp_path: Path) -> tuple[Path, Path]:
+    src = tmp_path / "proj" / "swish.py"
+    src.parent.mkdir()
+    src.write_text(stubs.SWISH_MODEL)
+    out = tmp_path / "out"
+    (out / "triton").mkdir(parents=True)
+    (out / "triton" / "swish_triton.py").write_text(stubs.SWISH_LAUNCHER.format(name="swish"))
+    kernel = stubs.swish_kernel("swish")
+    kernel = ir.Kernel(kernel.name, kernel.params, (), (), kernel.origin,
+                       notes=("fused elementwise kernel: mul, sigmoid, add, mul",))
+    path = write_model_new(kernel, src, out, kernel.notes)
+    assert path == out / model_path(kernel)
+    return src, path
+
+
+def test_model_new_is_a_drop_in(generated: tuple[Path, Path]) -> None:
+    src, path = generated
+    mod = _import(path)
+    program = stubs.load_program(src, {"batch_size": 5, "dim": 37})
+    model = program.make_model(3)
+    model_new_cls = mod.model_new_class(program.model_cls)
+    torch.manual_seed(99)  # ModelNew's own init differs from model's: load_state_dict must carry the weights
+    new = model_new_cls(*program.init_inputs).eval()
+    assert set(new.state_dict()) == set(model.state_dict()) == {"post.bias", "gain"}
+    new.load_state_dict(model.state_dict())
+    for seed in (1, 2):
+        x = program.make_inputs(seed)[0]
+        with torch.no_grad():
+            want = model(x)
+            got = new(x)
+        assert got.shape == want.shape and got.dtype == want.dtype
+        torch.testing.assert_close(got, want, atol=1e-5, rtol=1e-5)
+    # the file-level ModelNew subclasses the file's own Model (full-size constants)
+    assert issubclass(mod.ModelNew, mod.Model) and mod.ModelNew.__name__ == "ModelNew"
+    full = mod.ModelNew(*mod.get_init_inputs())
+    assert full.post.bias.shape == (16384,)
+
+
+def test_forward_calls_only_the_launcher(generated: tuple[Path, Path]) -> None:
+    text = generated[1].read_text()
+    body = text.split("def forward", 1)[1].split("ModelNew.__qualname__", 1)[0]
+    assert "super()" not in body and "Model.forward" not in body
+    allowed = {"torch.empty", "torch.float32", "torch.device"}
+    used = set(re.findall(r"torch\.\w+", body))
+    assert used <= allowed, used - allowed
+    assert "_launch(" in body and "fused elementwise kernel" in text.split('"""')[0]
+    # the file runs from its location (relative paths to the source and the launcher)
+    assert "_HERE / '../../proj/swish.py'" in text and "_HERE / '../triton/swish_triton.py'" in text
+
+
+def test_dims_from_parameters_and_scalar_inputs() -> None:
+    i32, f32 = ir.DType.I32, ir.DType.F32
+    k = ir.Kernel("lin", (
+        ir.Array("x", f32, (ir.Var("b", i32), ir.Var("k", i32)), ir.Layout.RIGHT, binding="input:0"),
+        ir.Scalar("alpha", f32, binding="input:1"),
+        ir.Array("fc_weight", f32, (ir.Var("n", i32), ir.Var("k", i32)), ir.Layout.RIGHT, binding="param:fc.weight"),
+        ir.Array("out", f32, (ir.Var("b", i32), ir.Var("n", i32)), ir.Layout.RIGHT, ir.Intent.OUT,
+                 binding="output:0"),
+        ir.Scalar("b", i32, binding="dim:0:0"), ir.Scalar("k", i32, binding="dim:0:1"),
+        ir.Scalar("n", i32, binding="dim:param:fc.weight:0"),
+    ), (), (ir.Extern("matmul", ("x", "fc_weight"), ("out",), (("trans_b", True),)),), ir.Origin("lin.py", 3))
+    text = render_model_new(k, Path("/p/lin.py"), Path("/p/out"))
+    assert "d_n = int(_tensor(self, 'fc.weight').shape[0])" in text
+    assert "float(inputs[1])" in text
+    assert "out0 = torch.empty((d_b, d_n), dtype=torch.float32, device=inputs[0].device)" in text
+    assert "_launch(inputs[0].contiguous().reshape(-1), float(inputs[1]), _tensor(self, 'fc.weight')" in text
+    ops = classify_ops(("matmul x @ fc_weight^T as a library call (cuBLAS through torch)",), k)
+    assert ops == [{"op": "matmul x @ fc_weight^T as a library call (cuBLAS through torch)",
+                    "runs_as": "library call"}]
+    assert classify_ops((), k)[0]["op"].startswith("matmul (x, fc_weight -> out)")
+    bad = ir.Kernel("z", (ir.Array("out", f32, (ir.Var("q", i32),), ir.Layout.RIGHT, ir.Intent.OUT,
+                                   binding="output:0"),), (), (), ir.Origin("z.py", 1))
+    with pytest.raises(ModelNewError, match="'q'"):
+        render_model_new(bad, Path("/p/z.py"), Path("/p/out"))

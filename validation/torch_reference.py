@@ -1,0 +1,266 @@
+"""The validation protocol for a PyTorch region (one KernelBench-style file).
+
+A case is made from the program, not from random generators:
+``program.make_model(seed)`` gives the weights and ``program.make_inputs(seed)``
+the forward inputs, so reference and candidate see identical weights. The
+kernel's arrays come from the parameters' bindings (``input:i``,
+``param:<state_dict key>``; flattened in C order, RIGHT layout), its dim
+scalars from the tensors' shapes (``dim:<i>:<axis>``, ``dim:param:<key>:<axis>``)
+and its outputs (``output:i``) are poisoned with NaN. The reference output is
+``model(*inputs)``, run in a subprocess with a time limit
+(``validation.torch_worker``, which writes the case and the reference outputs).
+
+Trials: ``trials`` fresh seeds at the workflow's sizes, plus one at a different
+size. The different size re-loads the program with every size of the
+workflow's ``sizes`` plus 3 (the rule of the Fortran regions: odd shifts make
+the extents non-multiples of any block size, so a missing mask shows). If the
+module does not load or run at +3 (a shape constraint such as divisibility),
+the next rule is tried: every size times 2, then every size plus 1; the case
+log says which rule ran and why the earlier ones were dropped. Without
+``sizes`` the rules apply to the file's module-level integer constants.
+
+Comparison: KernelBench's fp32 tolerance, elementwise ``|a-b| <= atol +
+rtol*|b|`` with atol = rtol = 1e-4 (``validate: {atol, rtol}`` overrides),
+AND the relative-L2 test of validation.compare (by dtype; the reduction
+tolerance when the kernel reduces or calls a library op), plus its NaN,
+unwritten-element and zero/constant-output rules. Golden data is recorded
+exactly as for Fortran regions (``allclose`` added to each case's metadata),
+so ``python -m validation.golden OUT --targets cuda,triton`` re-validates
+without the reference.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import shutil
+import sys
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from translate import ir
+from validation import golden
+from validation.compare import compare
+from validation.inputs import Case
+from validation.region import RegionValidation, TargetValidation
+from validation.runners import RunResult, _py_env, run_candidate_cases, run_process
+from validation.signature import ValidationError, signature
+from validation.signature import reduces as loop_reduces
+
+KERNELBENCH_ALLCLOSE = (1e-4, 1e-4)  # (atol, rtol) for fp32 outputs
+DEFAULT_LOADER = "parsers.torch:load_program"
+SIZE_RULES: tuple[tuple[str, str], ...] = (("+3", "each size + 3"), ("x2", "each size x 2"),
+                                           ("+1", "each size + 1"))
+
+
+@dataclass
+class TorchCases:
+    """The cases of one region with their reference outputs (or why there are none)."""
+
+    cases: list[Case] = field(default_factory=list)
+    refs: list[dict[str, np.ndarray]] = field(default_factory=list)
+    labels: list[str] = field(default_factory=list)
+    log: list[dict[str, Any]] = field(default_factory=list)
+    reason: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return not self.reason
+
+
+def module_constants(path: Path) -> dict[str, int]:
+    """Module-level integer constants of a Python file (``batch_size = 16``,
+    ``M, N = 64, 32``, ``a = b = 8``), read with ``ast`` (nothing is run)."""
+    try:
+        tree = ast.parse(Path(path).read_text(), str(path))
+    except (OSError, SyntaxError):
+        return {}
+    found: dict[str, int] = {}
+
+    def take(target: ast.expr, value: ast.expr) -> None:
+        if isinstance(target, ast.Name) and isinstance(value, ast.Constant) and type(value.value) is int:
+            found[target.id] = value.value
+        elif isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple) and len(target.elts) == len(value.elts):
+            for t, v in zip(target.elts, value.elts, strict=True):
+                take(t, v)
+
+    for node in tree.body:
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                take(target, node.value)
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            take(node.target, node.value)
+    return found
+
+
+def apply_rule(rule: str, sizes: Mapping[str, int]) -> dict[str, int]:
+    if rule == "x2":
+        return {k: 2 * int(v) for k, v in sizes.items()}
+    delta = int(rule[1:])
+    return {k: int(v) + delta for k, v in sizes.items()}
+
+
+def alternate_attempts(sizes: Mapping[str, int], source: Path) -> list[tuple[str, dict[str, int]]]:
+    """The different-size trial's candidate sizes, in order of preference (module docstring)."""
+    base = dict(sizes) or {k: v for k, v in module_constants(source).items() if v > 1}
+    return [(f"different size ({words})", apply_rule(rule, base)) for rule, words in SIZE_RULES]
+
+
+def plan_cases(sizes: Mapping[str, int], trials: int, seed: int,
+               source: Path) -> list[tuple[list[tuple[str, dict[str, int]]], int]]:
+    """(size attempts, seed) of every trial: ``trials`` at ``sizes``, one at a different size."""
+    plan = [([("workflow size", dict(sizes))], seed + k) for k in range(max(1, trials))]
+    plan.append((alternate_attempts(sizes, source), seed + len(plan)))
+    return plan
+
+
+def kernel_reduces(kernel: ir.Kernel) -> bool:
+    """Reordered sums: a loop reduction or a library op (matmul, convolution)."""
+    return loop_reduces(kernel) or any(isinstance(n, ir.Extern) for s in kernel.body for n in ir.walk(s))
+
+
+def _fit(kernel: ir.Kernel, scalars: dict[str, Any], arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Arrays reshaped to the kernel's extents at these dims; a mismatch in
+    element count means the kernel hard-codes a shape the module does not have."""
+    sig = signature(kernel, dict(scalars))
+    fitted = {}
+    for p in sig["params"]:
+        if p["kind"] != "array":
+            continue
+        a = arrays[p["name"]]
+        shape = tuple(p["shape"])
+        if int(np.prod(shape)) != a.size:
+            raise ValidationError(f"'{p['name']}' ({p['binding']}) has shape {list(a.shape)} in the module "
+                                  f"but the kernel's extents give {list(shape)}")
+        fitted[p["name"]] = np.ascontiguousarray(a.reshape(shape))
+    return fitted
+
+
+def run_reference(source: Path, kernel: ir.Kernel, sizes: Mapping[str, int], trials: int, seed: int,
+                  workdir: Path, timeout: float = 120, loader: str = DEFAULT_LOADER) -> TorchCases:
+    """Every case of the region with the reference outputs, from one worker process.
+    ``loader`` (``module:function``) loads the program in the worker."""
+    plan = plan_cases(sizes, trials, seed, source)
+    workdir.mkdir(parents=True, exist_ok=True)
+    base = Path(tempfile.mkdtemp(prefix=f"{kernel.name}-torchref-", dir=workdir))
+    try:
+        items = [{"attempts": attempts, "seed": s, "case": str(base / f"in{k}.npz"), "out": str(base / f"ref{k}.npz")}
+                 for k, (attempts, s) in enumerate(plan)]
+        progress = base / "progress"
+        job = {"source": str(Path(source).resolve()), "params": signature(kernel)["params"], "cases": items,
+               "progress": str(progress), "loader": loader}
+        (base / "job.json").write_text(json.dumps(job, indent=1))
+        r = run_process([sys.executable, "-m", "validation.torch_worker", str(base / "job.json")], "PyTorch reference",
+                        timeout, cwd=workdir, env=_py_env(), progress=progress)
+        done = [json.loads(line) for line in progress.read_text().splitlines()] if progress.exists() else []
+        out = TorchCases()
+        outputs = tuple(p.name for p in kernel.params if p.intent.writes)
+        for k, item in enumerate(items):
+            if k >= len(done):
+                what = "the different-size trial" if k == len(items) - 1 else f"trial {k + 1}"
+                out.reason = f"reference failed in {what} (seed {item['seed']}): {r.reason or 'no result'}"
+                return out
+            scalars, arrays = Case.load_data(Path(item["case"]))
+            with np.load(item["out"], allow_pickle=False) as z:
+                refs = {n: z[n] for n in z.files}
+            info = done[k]
+            try:
+                arrays = _fit(kernel, scalars, arrays)
+                refs = {n: a.reshape(arrays[n].shape) for n, a in refs.items()}
+            except ValidationError as exc:
+                out.reason = f"{info['label']}: {exc}"
+                return out
+            sizes_used = {str(n): int(v) for n, v in info["sizes"].items()}
+            out.cases.append(Case(kernel.name, scalars, arrays, int(item["seed"]), outputs, sizes_used, {}))
+            out.refs.append(refs)
+            given = ", ".join(f"{n}={v}" for n, v in sizes_used.items())
+            out.labels.append(f"trial {k + 1} ({info['label']}, seed {item['seed']}{', ' + given if given else ''})")
+            entry: dict[str, Any] = {"seed": item["seed"], "sizes": sizes_used, "values": {}, "label": info["label"]}
+            if info.get("failures"):
+                entry["dropped"] = info["failures"]
+            out.log.append(entry)
+        return out
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def _audit(kernel: ir.Kernel, level: int, case: Case, reduces: bool) -> str:
+    """The order audit (validation.order_audit) on the first trial; a kernel the
+    audit's interpreter cannot run is not audited."""
+    from translate.schedule import Schedule, apply_schedule
+    from validation.order_audit import audit_order
+
+    try:
+        scheduled = apply_schedule(kernel, Schedule(level=level))
+        reason = audit_order(scheduled, case.scalars, {k: v.copy() for k, v in case.arrays.items()}, reduces)
+    except Exception:  # the audit is a safety net, not a requirement
+        return ""
+    return f"order audit, {reason}" if reason else ""
+
+
+def judge(target: str, kernel: ir.Kernel, tc: TorchCases, runs: Sequence[RunResult], reduces: bool,
+          allclose: tuple[float, float]) -> TargetValidation:
+    """A target's status over all trials: the first failure decides."""
+    res = TargetValidation(target, "validated")
+    for case, ref, run, what in zip(tc.cases, tc.refs, runs, tc.labels, strict=True):
+        if run.status == "compiled":
+            return TargetValidation(target, "compiled", run.reason)
+        if not run.ok:
+            if run.status == "unsupported":
+                return TargetValidation(target, "unsupported", run.reason)
+            res.status, res.reason = "failed", f"{target} {what}: {run.reason}"
+            return res
+        cmp = compare(kernel, ref, run.outputs, reduces, case.env, None, allclose)
+        res.comparisons.append(cmp)
+        res.max_abs_err = max(res.max_abs_err, cmp.max_abs_err)
+        res.max_rel_err = max(res.max_rel_err, cmp.max_rel_err)
+        res.rel_l2_err = max(res.rel_l2_err, cmp.rel_l2_err)
+        if not cmp.ok:
+            res.status = "inconclusive" if cmp.inconclusive else "failed"
+            res.reason = f"{target} {what}: {cmp.reason}"
+            return res
+        res.trials += 1
+    if res.trials == 0:
+        res.status, res.reason = "failed", "no trial ran"
+    return res
+
+
+def validate_torch_region(kernel: ir.Kernel, source: Path, target_dirs: Mapping[str, Path],
+                          sizes: Mapping[str, int] | None = None, trials: int = 3, *, region: str | None = None,
+                          workdir: Path | None = None, cache_dir: Path | None = None,
+                          golden_root: Path | None = None, seed: int = 1234, timeout: float = 120,
+                          gpu: bool | None = None, allclose: tuple[float, float] | None = None,
+                          schedule_level: int | None = 0, loader: str = DEFAULT_LOADER) -> RegionValidation:
+    """Validate every target of one PyTorch region against ``Model`` (module docstring).
+    ``target_dirs`` maps a target to the folder holding ``<stem>_<target>.*``.
+    Never raises for a failing reference, build, crash or hang."""
+    region = region or kernel.name
+    targets = list(target_dirs)
+    allclose = allclose or KERNELBENCH_ALLCLOSE
+    reduces = kernel_reduces(kernel)
+    with tempfile.TemporaryDirectory(prefix=f"kt-{region}-") as tmp:
+        work = Path(workdir) if workdir else Path(tmp)
+        tc = run_reference(Path(source), kernel, dict(sizes or {}), trials, seed, work, timeout, loader)
+        if not tc.ok:
+            fail = {t: TargetValidation(t, "failed", tc.reason) for t in targets}
+            return RegionValidation(region, kernel.name, fail, False, tc.reason, tc.log)
+        gdir = Path(golden_root) / region if golden_root else None
+        if gdir is not None:
+            shutil.rmtree(gdir, ignore_errors=True)
+            for n, (case, ref) in enumerate(zip(tc.cases, tc.refs, strict=True)):
+                golden.record(gdir, kernel, case, ref, n, reduces, None, allclose)
+        if schedule_level is not None and tc.cases:
+            reason = _audit(kernel, schedule_level, tc.cases[0], reduces)
+            if reason:
+                fail = {t: TargetValidation(t, "failed", reason) for t in targets}
+                return RegionValidation(region, kernel.name, fail, True, "", tc.log, gdir)
+        results = {}
+        for t in targets:
+            runs = run_candidate_cases(t, Path(target_dirs[t]), kernel, tc.cases, work, cache_dir, timeout, gpu)
+            results[t] = judge(t, kernel, tc, runs, reduces, allclose)
+        return RegionValidation(region, kernel.name, results, True, "", tc.log, gdir)
