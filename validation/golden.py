@@ -165,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
     wanted = {r for r in args.regions.split(",") if r}
     regions = sorted(p for p in root.iterdir() if p.is_dir() and (not wanted or p.name in wanted))
     prebuild(args.out_dir, [t for t in args.targets.split(",") if t], regions)
-    rows: list[tuple[str, str, str, str, str]] = []
+    print(f"{'region':<20} {'target':<8} {'cases':<6} {'status':<12} max rel err / reason", flush=True)
     bad = 0
     for region in regions:
         for target in [t for t in args.targets.split(",") if t]:
@@ -183,13 +183,10 @@ def main(argv: list[str] | None = None) -> int:
             else:
                 status, detail = "validated", ""
             err = max((r.max_rel_err for r in res if r.ok), default=float("nan"))
-            rows.append((region.name, target, f"{len(res) - len(failed)}/{len(res)}", status,
-                         f"{err:.2e}" if err == err else "-", ))
-            if detail:
-                rows[-1] = (*rows[-1][:4], rows[-1][4] + "  " + detail)
-    print(f"{'region':<20} {'target':<8} {'cases':<6} {'status':<12} max rel err / reason")
-    for region_name, target, ncases, status, rest in rows:
-        print(f"{region_name:<20} {target:<8} {ncases:<6} {status:<12} {rest}")
+            rest = (f"{err:.2e}" if err == err else "-") + (f"  {detail}" if detail else "")
+            # one line per region and target as it finishes, so a long run shows progress
+            print(f"{region.name:<20} {target:<8} {f'{len(res) - len(failed)}/{len(res)}':<6} {status:<12} {rest}",
+                  flush=True)
     return 1 if bad else 0
 
 
