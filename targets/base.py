@@ -180,6 +180,17 @@ class Renderer(ABC):
         return {}
 
 
+def with_fortran_interface(files: dict[str, str], kernel: ir.Kernel) -> dict[str, str]:
+    """``files`` plus the Fortran ``bind(C)`` interface to the kernel's C shim,
+    where Fortran has types for its arguments (f16/bf16 have none)."""
+    from targets.fortran_interface import fortran_interface, interface_path
+
+    try:
+        return {**files, interface_path(kernel): fortran_interface(kernel)}
+    except ValueError:
+        return files
+
+
 def shim_symbol(kernel: ir.Kernel) -> str:
     return f"kt_{kernel.name.lower()}"
 

@@ -11,11 +11,10 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import ClassVar
 
-from targets.base import Capabilities, CodeBuffer, Rendered, register, shim_symbol
+from targets.base import Capabilities, CodeBuffer, Rendered, register, shim_symbol, with_fortran_interface
 from targets.c_extern import CUDA_MATMUL, conv_unsupported, cuda_launch_matmul
 from targets.cmake import cuda_cmake
 from targets.cstyle import CStyleRenderer, cname
-from targets.fortran_interface import fortran_interface, interface_path
 from targets.kokkos import abi_params
 from translate import ir
 from translate.ir import DType
@@ -228,11 +227,7 @@ class CudaRenderer(CStyleRenderer):
         out.blank()
         out.splice(shim)
         path = f"cuda/{name}_cuda.cu"
-        files = {path: out.text()}
-        try:
-            files[interface_path(kernel)] = fortran_interface(kernel)
-        except ValueError:  # f16/bf16 have no interoperable Fortran type: no Fortran interface
-            pass
+        files = with_fortran_interface({path: out.text()}, kernel)
         return Rendered(files=files, entry=path, symbol=shim_symbol(kernel), target=self.name)
 
     def launcher_params(self, kernel: ir.Kernel) -> list[str]:

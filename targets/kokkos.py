@@ -10,11 +10,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import ClassVar
 
-from targets.base import Capabilities, CodeBuffer, Rendered, register, shim_symbol
+from targets.base import Capabilities, CodeBuffer, Rendered, register, shim_symbol, with_fortran_interface
 from targets.c_extern import conv_unsupported, kokkos_matmul_function
 from targets.cmake import kokkos_cmake
 from targets.cstyle import CStyleRenderer, cname
-from targets.fortran_interface import fortran_interface, interface_path
 from translate import ir
 from translate.ir import DType
 from translate.schedule import (
@@ -127,11 +126,7 @@ class KokkosRenderer(CStyleRenderer):
         out.blank()
         out.splice(shim)
         path = f"kokkos/{name}_kokkos.cpp"
-        files = {path: out.text()}
-        try:
-            files[interface_path(kernel)] = fortran_interface(kernel)
-        except ValueError:  # f16/bf16 have no interoperable Fortran type: no Fortran interface
-            pass
+        files = with_fortran_interface({path: out.text()}, kernel)
         return Rendered(files=files, entry=path, symbol=shim_symbol(kernel), target=self.name)
 
     def init_function(self) -> str:

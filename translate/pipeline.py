@@ -173,15 +173,10 @@ class WorkflowRun:
     def render(self, name: str, targets: list[str], level: int) -> dict[str, dict[str, Any]]:
         """Write each target's files for one region at a schedule level."""
         from targets.base import Unsupported, get_renderer
-        from targets.fortran_interface import fortran_interface, interface_path
 
         kernel = self._analysed(name)
         schedule = Schedule(level=level)
         out: dict[str, dict[str, Any]] = {}
-        if level == 0 and self.workflow.language == "fortran":
-            path = self.out_dir / interface_path(kernel)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(fortran_interface(kernel))
         for target in targets:
             try:
                 rendered = get_renderer(target, schedule).render(kernel, schedule)
