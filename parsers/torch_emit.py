@@ -227,12 +227,18 @@ class Emitter:
             return scope.cache[key]
         self.events.append(Event(node, d, self.deps(deps)))
 
+        root = d == 0 and op in ("add", "mul", "max", "min")
+        # A serial fp32 sum (one lane adding a whole row: sum/mean over a long dim, a norm's
+        # statistics) accumulates in fp64: its rounding error grows with the length where
+        # eager's tree/blocked sum stays within KernelBench's 1e-4; the result is rounded
+        # back to fp32 where it is used. Root reductions are parallel (blocked) already.
+        wide = op == "add" and dtype is DType.F32 and not root
+
         def go() -> Expr:
-            acc = self.names.scalar("acc", dtype)
-            self.emit(ir.Assign(acc, init))
-            root = d == 0 and op in ("add", "mul", "max", "min")
+            acc = self.names.scalar("acc", DType.F64 if wide else dtype)
+            self.emit(ir.Assign(acc, cast(init, acc.dtype) if wide else init))
             self._reduction_loops(acc, ranges, body, op, cond, root)
-            return acc
+            return Cast(dtype, acc) if wide else acc
 
         out = self.at(d, go)
         scope.cache[key] = out

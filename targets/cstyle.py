@@ -180,6 +180,8 @@ class CStyleRenderer(Renderer):
         decl = self.array(name)
         if len(index) != decl.rank:
             raise self.unsupported(name, f"'{name}' has rank {decl.rank}, indexed with {len(index)}")
+        if decl.rank == 0:  # a 0-d array (a full reduction's output): one element
+            return f"{cname(name)}[0]"
         idx = list(index) if decl.layout is ir.Layout.LEFT else list(reversed(index))
         dims = list(range(decl.rank)) if decl.layout is ir.Layout.LEFT else list(reversed(range(decl.rank)))
         flat: ir.Expr = idx[-1]

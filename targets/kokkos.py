@@ -102,7 +102,8 @@ class KokkosRenderer(CStyleRenderer):
                 fn.line(f"{self.ctype(dt)} {self.var(local)} = {self.zero(dt)};")
             for arr in self.local_arrays():
                 ext = ", ".join(f"kt_extent({self.expr(s)})" for s in arr.shape)
-                fn.line(f'{self.view_type(arr)} {cname(arr.name)}("{arr.name}", {ext});  // local array')
+                args = ", ".join([f'"{arr.name}"'] + ([ext] if ext else []))
+                fn.line(f'{self.view_type(arr)} {cname(arr.name)}({args});  // local array')
             self.host_segments(fn, segs)
             if kernel.result is not None:
                 fn.line(self.host_return())
@@ -266,7 +267,8 @@ class KokkosRenderer(CStyleRenderer):
                 if isinstance(p, ir.Array):
                     ext = ", ".join(f"kt_extent({self.expr(s)})" for s in p.shape)
                     ptr = f"const_cast<{self.ctype(p.dtype)}*>({n})" if not p.intent.writes else n
-                    b.line(f"{self.view_type(p, host=True)} {n}_h({ptr}, {ext});")
+                    args_h = ", ".join([ptr] + ([ext] if ext else []))  # a 0-d View takes the pointer only
+                    b.line(f"{self.view_type(p, host=True)} {n}_h({args_h});")
                     b.line(f"auto {n}_v = Kokkos::create_mirror_view_and_copy("
                            f"Kokkos::DefaultExecutionSpace::memory_space(), {n}_h);")
                     args.append(f"{n}_v")
