@@ -110,11 +110,14 @@ def _mismatch(got: Any, want: Any) -> str:
     return ""
 
 
-def _sizes(out_dir: Path, stem: str) -> dict[str, int]:
+def _sizes(out_dir: Path, stem: str) -> dict[str, Any]:
+    """The validated sizes and pinned values of a region (a dry run loads the file at them)."""
     meta = out_dir / "golden" / stem / "case0.json"
     if not meta.is_file():
         return {}
-    return {k: int(v) for k, v in (json.loads(meta.read_text()).get("sizes") or {}).items()}
+    doc = json.loads(meta.read_text())
+    given = {**(doc.get("sizes") or {}), **(doc.get("values") or {})}
+    return {k: tuple(v) if isinstance(v, list) else v for k, v in given.items()}
 
 
 def _build(out_dir: Path, stem: str, mod: ModuleType, dry_run: bool, device: Any) -> tuple[Any, Any, list[Any]]:

@@ -197,18 +197,26 @@ def _py_dtype(v: object) -> DType:
     return DType.F32
 
 
-def _perturbed_sizes(program: TorchProgram) -> dict[str, int] | None:
+def _perturbed_sizes(program: TorchProgram) -> dict[str, object] | None:
     try:
         tree = ast.parse(program.path.read_text())
     except (OSError, SyntaxError):
         return None
     from parsers.torch import module_constants
 
-    out: dict[str, int] = {}
+    def smaller(v: int) -> int:
+        return v if v < 8 else v // 2 if v % 2 == 0 else v - 2
+
+    out: dict[str, object] = {}
     for name in module_constants(tree):
+        if name in program.values:  # pinned: never varied
+            continue
         v = program.namespace.get(name)
         if isinstance(v, int) and not isinstance(v, bool) and v >= 8:
-            out[name] = v // 2 if v % 2 == 0 else v - 2
+            out[name] = smaller(v)
+        elif (name in program.sizes and isinstance(v, tuple) and v
+              and all(isinstance(e, int) and not isinstance(e, bool) for e in v) and max(v) >= 8):
+            out[name] = tuple(smaller(e) for e in v)
     return dict(program.sizes) | out if out else None
 
 
@@ -231,7 +239,7 @@ def _second_shot(program: TorchProgram, shot: Shot, notes: list[str]) -> Shot | 
     from parsers.torch import load_program
 
     try:
-        other = load_program(program.path, sizes)
+        other = load_program(program.path, sizes, **program.options)
         with torch.no_grad():
             shot2 = _shot(other.make_model(0), other.make_inputs(0), [])
     except (ParseError, Unsupported, Exception) as err:  # noqa: BLE001 - any failure: keep constants

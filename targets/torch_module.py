@@ -13,6 +13,21 @@ forward nor torch compute ops on the data (``.contiguous()`` and allocation only
 ``model_new_class(base)`` builds the same subclass over any ``Model`` class (the
 validation and tests use it with a program loaded at small sizes).
 
+Constructor guard: the kernels were captured for one set of constructor
+arguments (``get_init_inputs()`` at the workflow's sizes), and a hyperparameter
+among them (GroupNorm's num_groups, an axis, an eps) is baked into the code.
+Given ``init_inputs``, the file records them (``_INIT_INPUTS``) and
+``ModelNew.__init__`` raises ``ValueError`` naming the argument when built with
+another value of one, except the positions in ``size_args`` (integer arguments
+shown to only set sizes, which the kernels read from the tensors:
+translate.pytorch_steps.size_init_args). An argument that is not a Python
+literal is not checked (the header says so).
+
+A plain module (no ``Model`` / ``get_inputs`` / ``get_init_inputs`` in the file)
+takes ``model_name`` as its class; the module's ``get_inputs()`` then makes
+float32 ``torch.randn`` inputs of ``input_shapes`` and ``get_init_inputs()``
+returns the recorded arguments.
+
 The generated file needs only torch and triton: it runs on a GPU machine
 without the frontend. This module also classifies ``Kernel.notes`` /
 ``Rendered.notes`` into the report's per-region ``ops`` list.
@@ -20,10 +35,12 @@ without the frontend. This module also classifies ``Kernel.notes`` /
 
 from __future__ import annotations
 
+import ast
 import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from targets.triton_expr import TORCH_DTYPE
 from translate import ir
@@ -155,8 +172,77 @@ def _forward_body(kernel: ir.Kernel, symbol: str) -> list[str]:
     return lines
 
 
+def _recorded(init_inputs: Sequence[Any] | None) -> tuple[str, list[int]]:
+    """(``_INIT_INPUTS`` as Python source, positions that are not literals and go unchecked)."""
+    if init_inputs is None:
+        return "None", []
+    items, unchecked = [], []
+    for i, v in enumerate(init_inputs):
+        text = repr(v)
+        try:
+            same = ast.literal_eval(text) == v and type(ast.literal_eval(text)) is type(v)
+        except (ValueError, SyntaxError, TypeError):
+            same = False
+        if same:
+            items.append(text)
+        else:
+            items.append("_UNCHECKED")
+            unchecked.append(i)
+    return "[" + ", ".join(items) + "]", unchecked
+
+
+_GUARD = '''
+_UNCHECKED = object()
+_INIT_INPUTS: list[Any] | None = {init}  # the constructor arguments the kernels were generated for
+_SIZE_ARGS = {size_args}  # positions that only set sizes (read from the tensors): any value works
+
+
+def _check_init(base: type, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    """ValueError when the arguments differ from the ones the kernels were generated for."""
+    if _INIT_INPUTS is None:
+        return
+    try:
+        sig = inspect.signature(base.__init__)
+        got = sig.bind(None, *args, **kwargs)
+        want = sig.bind(None, *_INIT_INPUTS)
+    except (TypeError, ValueError):
+        return  # Model's own constructor reports wrong arguments
+    got.apply_defaults()
+    want.apply_defaults()
+    for pos, (n, p) in enumerate(list(sig.parameters.items())[1:]):
+        a, b = got.arguments.get(n), want.arguments.get(n)
+        if p.kind is p.VAR_POSITIONAL:
+            a, b = list(a or ()), list(b or ())
+            for k, (x, y) in enumerate(zip(a, b)):
+                if pos + k not in _SIZE_ARGS and y is not _UNCHECKED and not _equal(x, y):
+                    _refuse(f"{{n}}[{{k}}]", x, y)
+            if len(a) != len(b):
+                _refuse(n, a, b)
+        elif pos not in _SIZE_ARGS and b is not _UNCHECKED and not _equal(a, b):
+            _refuse(n, a, b)
+
+
+def _equal(a: Any, b: Any) -> bool:
+    try:
+        return bool(a == b)
+    except Exception:
+        return False
+
+
+def _refuse(name: str, got: Any, want: Any) -> None:
+    raise ValueError(
+        f"ModelNew was generated for {{_SOURCE[1].name}} with constructor arguments {{_INIT_INPUTS!r}}; "
+        f"'{{name}}' = {{got!r}} differs from {{want!r}}, and the generated kernels were captured with {{want!r}} "
+        "(a hyperparameter such as a group count or an axis is built into them), so they would compute wrong "
+        "results. Translate the file again with these arguments (sizes:/values: in workflows.yaml)."
+    )
+'''
+
+
 def render_model_new(kernel: ir.Kernel, source: Path, out_dir: Path, notes: Sequence[str] = (),
-                     symbol: str | None = None) -> str:
+                     symbol: str | None = None, *, init_inputs: Sequence[Any] | None = None,
+                     size_args: Sequence[int] = (), model_name: str = "Model",
+                     input_shapes: Sequence[Sequence[int]] | None = None) -> str:
     """The text of ``<out_dir>/pytorch/<stem>_model.py`` (module docstring)."""
     from targets.triton_expr import py_name
 
@@ -181,14 +267,31 @@ def render_model_new(kernel: ir.Kernel, source: Path, out_dir: Path, notes: Sequ
     if other:
         head.append("# Notes:")
         head += [f"#   - {x}" for x in other]
+    init_text, unchecked = _recorded(init_inputs)
+    if init_inputs is not None:
+        head.append(f"# Generated for constructor arguments {init_text.replace('_UNCHECKED', '...')}; "
+                    "ModelNew refuses others" + (f" except those at positions {sorted(size_args)} (sizes only)"
+                                                 if size_args else "") + ".")
+        if unchecked:
+            head.append(f"# Not checked (not Python literals): arguments at positions {unchecked}.")
+    guard = _GUARD.format(init=init_text, size_args=repr(tuple(sorted(size_args))))
+    if input_shapes is not None:
+        shapes_text = repr([list(map(int, s)) for s in input_shapes])
+        get_inputs = (f'getattr(source, "get_inputs", None) or (lambda: [torch.randn(*s) for s in {shapes_text}])')
+    else:
+        get_inputs = "source.get_inputs"
+    get_init = ('getattr(source, "get_init_inputs", None) or (lambda: list(_INIT_INPUTS or []))'
+                if model_name != "Model" or input_shapes is not None else "source.get_init_inputs")
     text = "\n".join(head) + f'''
 """ModelNew for {source.name}: Model's constructor and parameters, forward by generated Triton code."""
 
 from __future__ import annotations
 
 import importlib.util
+import inspect
 import sys
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -211,6 +314,7 @@ def _load(name: str, candidates: list[Path]) -> Any:
 
 source = _load("kt_source_{stem}", _SOURCE)
 _launch = getattr(_load("kt_triton_{stem}", _LAUNCHER), {symbol!r})
+{guard}
 
 
 def _tensor(module: torch.nn.Module, key: str) -> torch.Tensor:
@@ -225,6 +329,10 @@ def model_new_class(base: type) -> type:
     """ModelNew over any Model class (e.g. one loaded at other sizes)."""
 
     class ModelNew(base):  # type: ignore[misc,valid-type]
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            _check_init(base, args, kwargs)
+            super().__init__(*args, **kwargs)
+
         def forward(self, *inputs: Any) -> Any:
 {chr(10).join("            " + ln for ln in body)}
 
@@ -232,17 +340,19 @@ def model_new_class(base: type) -> type:
     return ModelNew
 
 
-ModelNew = model_new_class(source.Model)
-Model = source.Model
-get_inputs = source.get_inputs
-get_init_inputs = source.get_init_inputs
+Model = source.{model_name}
+ModelNew = model_new_class(Model)
+get_inputs = {get_inputs}
+get_init_inputs = {get_init}
 '''
     return text
 
 
 def write_model_new(kernel: ir.Kernel, source: Path, out_dir: Path, notes: Sequence[str] = (),
-                    symbol: str | None = None) -> Path:
+                    symbol: str | None = None, **guard: Any) -> Path:
+    """Write the file; ``guard``: render_model_new's keyword arguments (init_inputs, size_args,
+    model_name, input_shapes)."""
     path = Path(out_dir) / model_path(kernel)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(render_model_new(kernel, source, out_dir, notes, symbol))
+    path.write_text(render_model_new(kernel, source, out_dir, notes, symbol, **guard))
     return path

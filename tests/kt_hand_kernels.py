@@ -205,3 +205,50 @@ def dgemv() -> ir.Kernel:
 
 
 ALL = (daxpy, ddot, stencil, axpy3d, recur, reverse, dgemv)
+
+
+# ---------------------------------------------------- from Fortran (frontend + analysis)
+
+# reference BLAS's column loop (DGEMV 'N' form): a serial J loop whose body branches on an
+# array value and launches the parallel I loop; {args}, {decls}, {branch} and {tail} vary it
+GEMVN = """
+      SUBROUTINE GEMVN(M,N,ALPHA,A,LDA,X,INCX,Y{args})
+      INTEGER M,N,LDA,INCX
+      DOUBLE PRECISION ALPHA
+      DOUBLE PRECISION A(LDA,*),X(*),Y(*)
+      DOUBLE PRECISION TEMP,ZERO
+      PARAMETER (ZERO=0.0D+0)
+      INTEGER I,J,JX,KX
+{decls}
+      IF (INCX.GT.0) THEN
+          KX = 1
+      ELSE
+          KX = 1 - (N-1)*INCX
+      END IF
+      JX = KX
+      DO 20 J = 1,N
+{branch}
+          JX = JX + INCX
+   20 CONTINUE
+{tail}
+      END
+"""
+
+GEMVN_BRANCH = """
+          IF (X(JX).NE.ZERO) THEN
+              TEMP = ALPHA*X(JX)
+              DO 10 I = 1,M
+                  Y(I) = Y(I) + TEMP*A(I,J)
+   10         CONTINUE
+          END IF"""
+
+
+def gemvn(branch: str = GEMVN_BRANCH, args: str = "", decls: str = "", tail: str = "") -> ir.Kernel:
+    """GEMVN (or a variant of it) through the Fortran frontend and the analysis."""
+    from parsers.fortran import parse_source
+    from translate.analysis import analyze
+
+    text = GEMVN.format(args=args, decls=decls, branch=branch.strip("\n"), tail=tail)
+    (kernel,) = parse_source(text, "gemvn.f", fixed_form=True).kernels
+    assert isinstance(kernel, ir.Kernel)
+    return analyze(kernel)

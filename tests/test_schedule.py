@@ -173,3 +173,113 @@ def test_level1_keeps_outermost_parallel_only() -> None:
     with pytest.raises(ValueError):
         apply_schedule(hk.stencil(), Schedule(3))
     assert Schedule(1).describe() == "outermost loop parallel only"
+
+
+# ------------------------------------------- branches on array values inside host loops
+
+
+def test_guarded_nest_keeps_the_column_loop_on_the_host() -> None:
+    k = hk.gemvn()
+    segs = partition(k)
+    assert kinds(segs) == ["HostBlock", "HostLoop"]
+    hl = segs[1]
+    assert isinstance(hl, HostLoop) and hl.var == "j"
+    (nest,) = hl.body
+    assert isinstance(nest, DeviceNest) and nest.name == "gemvn_loop1"
+    assert [lp.var for lp in nest.loops] == ["i"] and nest.reductions == ()
+    (guard,) = nest.body  # every thread evaluates the condition and guards its body with it
+    assert isinstance(guard, ir.If) and guard.orelse == ()
+    assert isinstance(guard.cond, ir.BinOp) and guard.cond.op == "ne"
+    assert isinstance(guard.cond.lhs, ir.Load) and guard.cond.lhs.array == "x"
+    temp, store = guard.then
+    assert isinstance(temp, ir.Assign) and temp.target == ir.Var("temp", ir.DType.F64)
+    assert isinstance(store, ir.Assign) and isinstance(store.target, ir.Load) and store.target.array == "y"
+    assert nest.private == ("temp",)
+    assert {"alpha", "incx", "jx", "j", "m", "lda"} <= set(nest.scalars_in)
+    assert nest.arrays == ("a", "x", "y")
+    assert not any(isinstance(s, DeviceSerial) for s in walk_segments(segs))
+
+
+def _serial_j_loop(k: ir.Kernel) -> DeviceSerial:
+    (serial,) = [s for s in walk_segments(partition(k)) if isinstance(s, DeviceSerial)]
+    assert any(isinstance(st, ir.Loop) and st.var == "j" for st in serial.stmts)
+    assert not any(isinstance(s, HostLoop) for s in walk_segments(partition(k)))
+    return serial
+
+
+def test_no_guard_when_the_condition_reads_what_the_nest_writes() -> None:
+    branch = hk.GEMVN_BRANCH.replace("IF (X(JX).NE.ZERO)", "IF (Y(J).NE.ZERO)")
+    _serial_j_loop(hk.gemvn(branch))
+
+
+def test_no_guard_with_array_work_in_the_else_branch() -> None:
+    branch = hk.GEMVN_BRANCH.replace("          END IF", "          ELSE\n              W(J) = ZERO\n          END IF")
+    k = hk.gemvn(branch, args=",W", decls="      DOUBLE PRECISION W(*)")
+    _serial_j_loop(k)
+
+
+def test_no_guard_when_a_branch_scalar_is_read_after_the_loop() -> None:
+    k = hk.gemvn(args=",LAST", decls="      DOUBLE PRECISION LAST", tail="      LAST = TEMP")
+    serial = _serial_j_loop(k)
+    assert "temp" in serial.scalars_out
+
+
+def _host_loop_kernel(body: list[ir.Stmt], extra: tuple[ir.Decl, ...] = ()) -> ir.Kernel:
+    n, m = hk.v("n"), hk.v("m")
+    params = (ir.Scalar("m", ir.DType.I32), ir.Scalar("n", ir.DType.I32), ir.Scalar("alpha", ir.DType.F64),
+              ir.Array("a", ir.DType.F64, (m, n)), ir.Array("x", ir.DType.F64, (n,)),
+              ir.Scalar("incx", ir.DType.I32), ir.Array("y", ir.DType.F64, (m,), intent=ir.Intent.INOUT))
+    locals_ = (ir.Scalar("jx", ir.DType.I32), ir.Scalar("temp", ir.DType.F64), *extra)
+    outer = hk.loop("j", hk.c(0), n, body, kind=ir.LoopKind.SERIAL, line=5)
+    return ir.Kernel("colloop", params, locals_, (hk.asg(hk.v("jx"), hk.c(0)), outer), hk.origin(1))
+
+
+def _update(value: ir.Expr) -> ir.Loop:
+    i, j = hk.v("i"), hk.v("j")
+    y = hk.asg(hk.ld("y", i), hk.b("add", hk.ld("y", i), hk.b("mul", value, hk.ld("a", i, j))))
+    return hk.loop("i", hk.c(0), hk.v("m"), [y], line=7)
+
+
+def test_guard_with_the_induction_update_on_the_host() -> None:
+    jx, temp, alpha = hk.v("jx"), hk.v("temp", ir.DType.F64), hk.v("alpha", ir.DType.F64)
+    branch = ir.If(hk.b("ne", hk.ld("x", jx), hk.c(0.0)),
+                   (hk.asg(temp, hk.b("mul", alpha, hk.ld("x", jx))), _update(temp)))
+    step = hk.asg(jx, hk.b("add", jx, hk.v("incx")))
+    (_, hl) = partition(_host_loop_kernel([branch, step]))
+    assert isinstance(hl, HostLoop)
+    assert kinds(hl.body) == ["DeviceNest", "HostBlock"] and hl.body[1].stmts == (step,)
+    assert isinstance(hl.body[0].body[0], ir.If) and "jx" in hl.body[0].scalars_in
+
+
+def test_sunk_scalar_feeds_the_guard() -> None:
+    # t = x(j) sinks before the guard that reads it: body = (t = ..., If(t != 0, ...))
+    j, t = hk.v("j"), hk.v("t", ir.DType.F64)
+    branch = ir.If(hk.b("ne", t, hk.c(0.0)), (_update(t),))
+    k = _host_loop_kernel([hk.asg(t, hk.ld("x", j)), branch], extra=(ir.Scalar("t", ir.DType.F64),))
+    (_, hl) = partition(k)
+    (nest,) = hl.body
+    assert isinstance(nest, DeviceNest) and nest.private == ("t",)
+    assert isinstance(nest.body[0], ir.Assign) and isinstance(nest.body[1], ir.If)
+
+
+def test_no_guard_or_sinking_across_iterations() -> None:
+    j, temp = hk.v("j"), hk.v("temp", ir.DType.F64)
+    # the branch reads temp before setting it: the previous iteration's value
+    carried = ir.If(hk.b("ne", hk.ld("x", j), hk.c(0.0)),
+                    (hk.asg(temp, hk.b("add", temp, hk.ld("x", j))), _update(temp)))
+    assert kinds(partition(_host_loop_kernel([carried]))) == ["HostBlock", "DeviceSerial"]
+    # the same recurrence as a plain sunk scalar (each thread's private would start undefined)
+    sunk = hk.asg(temp, hk.b("mul", temp, hk.ld("x", j)))
+    assert kinds(partition(_host_loop_kernel([sunk, _update(temp)]))) == ["HostBlock", "DeviceSerial"]
+    # the condition reads a scalar the branch sets
+    cond_reads = ir.If(hk.b("ne", temp, hk.ld("x", j)), (hk.asg(temp, hk.ld("x", j)), _update(temp)))
+    assert kinds(partition(_host_loop_kernel([cond_reads]))) == ["HostBlock", "DeviceSerial"]
+
+
+def test_no_guard_around_a_reduction() -> None:
+    i, j, s = hk.v("i"), hk.v("j"), hk.v("s", ir.DType.F64)
+    red = hk.loop("i", hk.c(0), hk.v("m"), [hk.asg(s, hk.b("add", s, hk.ld("a", i, j)))],
+                  reductions=(ir.Reduction("s", "add", ir.DType.F64),))
+    branch = ir.If(hk.b("ne", hk.ld("x", j), hk.c(0.0)), (red,))
+    k = _host_loop_kernel([branch], extra=(ir.Scalar("s", ir.DType.F64),))
+    assert kinds(partition(k)) == ["HostBlock", "DeviceSerial"]

@@ -9,17 +9,30 @@ Schema (every key; ``language`` and ``sources`` are required, the rest optional)
         sources: [src/*.f, src/*.f90]  # globs; each must match at least one file
         targets: [kokkos, cuda, triton]               # default: all three
         sizes: {n: 1000}               # integers for size arguments and symbolic dimensions
+                                       # (pytorch: also a list of integers for a tuple constant,
+                                       # input_shape: [512]; the different-size trial bumps each)
         values: {trans: [N, T]}        # pinned argument values; a list = validate each
+                                       # (pytorch: pinned module-level constants, applied like sizes
+                                       # but never changed by the different-size trial; a file is
+                                       # captured at one value, so a list pins a tuple constant)
         inputs: {a: spd}               # generators: normal, uniform, positive, spd,
                                        # diag_dominant, int:LO:HI, module:function
         shapes: {x: ["1+(n-1)*abs(incx)"]}  # extents (strings or ints) where the tool cannot tell
+                                       # (pytorch, a file without get_inputs(): the forward's
+                                       # inputs by parameter name, float32; extents may name the
+                                       # file's constants: {x: [batch_size, dim]})
+        module: MyNet                  # pytorch only: the nn.Module class (default: Model, or the
+                                       # file's only nn.Module subclass)
+        init: [1024, dim]              # pytorch only: constructor arguments when the file has no
+                                       # get_init_inputs(); a string is a Python expression over
+                                       # the file's constants (a string literal: "'relu'")
         validate: {trials: 3, tolerance: {rtol: 1.0e-12, atol: 0.0}}   # rtol/atol also accepted flat
         optimize: {budget: 16}         # variants per slow region; 0 turns it off
         agent: {provider: none}        # or openai with model, base_url, api_key_env
         output: out/<name>             # default
         preprocess: {include: [include/], defines: {ORDER: 2}}
         regions:
-          <routine>: {sizes: ..., values: ..., inputs: ..., shapes: ...}
+          <routine>: {sizes: ..., values: ..., inputs: ..., shapes: ..., module: ..., init: ...}
     x-anything: ...                    # top-level keys starting with ``x-`` are ignored (YAML anchors)
 
 Every problem in the file is collected and reported together in one
@@ -55,9 +68,10 @@ GENERATORS = ("normal", "uniform", "positive", "spd", "diag_dominant")
 
 WORKFLOW_KEYS = (
     "root", "language", "sources", "targets", "sizes", "values", "inputs", "shapes",
-    "validate", "optimize", "agent", "output", "preprocess", "regions",
+    "validate", "optimize", "agent", "output", "preprocess", "regions", "module", "init",
 )
-REGION_KEYS = ("sizes", "values", "inputs", "shapes")
+REGION_KEYS = ("sizes", "values", "inputs", "shapes", "module", "init")
+PYTORCH_ONLY_KEYS = ("module", "init")
 VALIDATE_KEYS = ("trials", "tolerance", "rtol", "atol")
 TOLERANCE_KEYS = ("rtol", "atol")
 OPTIMIZE_KEYS = ("budget",)
@@ -65,6 +79,7 @@ AGENT_KEYS = ("provider", "model", "base_url", "api_key_env")
 PREPROCESS_KEYS = ("include", "defines")
 
 Scalar = str | int | float | bool
+Size = int | tuple[int, ...]  # a tuple only for PyTorch workflows (a tuple constant)
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _WORKFLOW_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_-]*")
@@ -114,10 +129,12 @@ class PreprocessConfig:
 @dataclass(frozen=True)
 class RegionConfig:
     name: str
-    sizes: dict[str, int] = field(default_factory=dict)
+    sizes: dict[str, Size] = field(default_factory=dict)
     values: dict[str, Scalar | list[Scalar]] = field(default_factory=dict)
     inputs: dict[str, str] = field(default_factory=dict)
     shapes: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    module: str | None = None  # PyTorch: the nn.Module class to translate
+    init: tuple[Scalar, ...] | None = None  # PyTorch: constructor arguments (strings: expressions)
 
 
 @dataclass(frozen=True)
@@ -126,7 +143,7 @@ class Workflow:
     language: str
     sources: list[str]
     targets: list[str] = field(default_factory=lambda: list(TARGETS))
-    sizes: dict[str, int] = field(default_factory=dict)
+    sizes: dict[str, Size] = field(default_factory=dict)
     values: dict[str, Scalar | list[Scalar]] = field(default_factory=dict)
     inputs: dict[str, str] = field(default_factory=dict)
     shapes: dict[str, tuple[str, ...]] = field(default_factory=dict)
@@ -136,6 +153,8 @@ class Workflow:
     output: str = ""  # "" -> "out/<name>"
     preprocess: PreprocessConfig = field(default_factory=PreprocessConfig)
     regions: dict[str, RegionConfig] = field(default_factory=dict)
+    module: str | None = None
+    init: tuple[Scalar, ...] | None = None
     root: Path = Path(".")
     config_path: Path | None = field(default=None, compare=False)
     key_lines: Mapping[str, int] = field(default_factory=dict, repr=False, compare=False)
@@ -188,7 +207,9 @@ class Workflow:
         own = self.regions.get(key, RegionConfig(key))
         sizes = {k: v for k, v in self.sizes.items() if k not in own.values} | own.sizes
         values = {k: v for k, v in self.values.items() if k not in own.sizes} | own.values
-        return RegionConfig(key, sizes, values, self.inputs | own.inputs, self.shapes | own.shapes)
+        return RegionConfig(key, sizes, values, self.inputs | own.inputs, self.shapes | own.shapes,
+                            own.module if own.module is not None else self.module,
+                            own.init if own.init is not None else self.init)
 
 
 @dataclass(frozen=True)
@@ -334,7 +355,8 @@ def _workflow(c: Checker, name: str, body: object, base: Path, config_path: Path
             else:
                 targets.append(t)
 
-    settings = _settings(c, p, w, norm)
+    settings = _settings(c, p, w, norm, language)
+    module, init = _pytorch_keys(c, p, w, language)
 
     output = f"out/{name}"
     if "output" in w:
@@ -344,8 +366,8 @@ def _workflow(c: Checker, name: str, body: object, base: Path, config_path: Path
     for key, (raw_name, body_r) in c.names(w.get("regions"), (*p, "regions"), norm, _REGION_NAME).items():
         rp: KeyPath = (*p, "regions", raw_name)
         r = c.mapping(body_r, rp, REGION_KEYS)
-        sizes, values, inputs, shapes = _settings(c, rp, r, norm)
-        regions[key] = RegionConfig(key, sizes, values, inputs, shapes)
+        sizes, values, inputs, shapes = _settings(c, rp, r, norm, language)
+        regions[key] = RegionConfig(key, sizes, values, inputs, shapes, *_pytorch_keys(c, rp, r, language))
 
     validate = _validate(c, (*p, "validate"), w.get("validate"))
     optimize = OptimizeConfig()
@@ -364,15 +386,55 @@ def _workflow(c: Checker, name: str, body: object, base: Path, config_path: Path
         name=name, language=language, sources=sources, targets=targets,
         sizes=settings[0], values=settings[1], inputs=settings[2], shapes=settings[3],
         validate=validate, optimize=optimize, agent=agent, output=output, preprocess=preprocess,
-        regions=regions, root=root, config_path=config_path, key_lines=key_lines,
+        regions=regions, module=module, init=init, root=root, config_path=config_path, key_lines=key_lines,
     )
 
 
-def _settings(c: Checker, p: KeyPath, w: dict[str, Any], norm: Callable[[str], str]) -> tuple[
-        dict[str, int], dict[str, Scalar | list[Scalar]], dict[str, str], dict[str, tuple[str, ...]]]:
-    """sizes, values, inputs and shapes of a workflow or a region."""
-    sizes: dict[str, int] = {}
+def _pytorch_keys(c: Checker, p: KeyPath, w: dict[str, Any],
+                  language: str) -> tuple[str | None, tuple[Scalar, ...] | None]:
+    """``module`` and ``init`` (PyTorch workflows only)."""
+    for k in PYTORCH_ONLY_KEYS:
+        if k in w and language != "pytorch":
+            c.error((*p, k), f"'{k}' applies to language: pytorch only")
+    if language != "pytorch":
+        return None, None
+    module = None
+    if "module" in w:
+        module = c.string(w["module"], (*p, "module"))
+        if module is not None and not _IDENT.fullmatch(module):
+            c.error((*p, "module"), f"'{module}' is not a Python class name")
+            module = None
+    init = None
+    if "init" in w:
+        v = w["init"]
+        if v is None:
+            v = []
+        if not isinstance(v, list):
+            c.error((*p, "init"), f"expected a list of constructor arguments, got {describe(v)}")
+        else:
+            bad = [i for i, item in enumerate(v) if not _is_scalar(item)]
+            for i in bad:
+                c.error((*p, "init", i), f"expected a number, boolean or string (a Python expression), "
+                        f"got {describe(v[i])}")
+            if not bad:
+                init = tuple(v)
+    return module, init
+
+
+def _settings(c: Checker, p: KeyPath, w: dict[str, Any], norm: Callable[[str], str], language: str = "fortran",
+              ) -> tuple[dict[str, Size], dict[str, Scalar | list[Scalar]], dict[str, str], dict[str, tuple[str, ...]]]:
+    """sizes, values, inputs and shapes of a workflow or a region. PyTorch sizes may also be
+    lists of integers (tuple constants)."""
+    sizes: dict[str, Size] = {}
     for key, (raw, v) in c.names(w.get("sizes"), (*p, "sizes"), norm).items():
+        if language == "pytorch" and isinstance(v, list):
+            if not v:
+                c.error((*p, "sizes", raw), "expected an integer or a non-empty list of integers")
+                continue
+            items = [c.integer(item, (*p, "sizes", raw, i)) for i, item in enumerate(v)]
+            if all(i is not None for i in items):
+                sizes[key] = tuple(int(i) for i in items if i is not None)
+            continue
         n = c.integer(v, (*p, "sizes", raw))
         if n is not None:
             sizes[key] = n

@@ -194,7 +194,7 @@ class WorkflowRun:
                 from translate.pytorch_steps import emit_model_new
 
                 made = emit_model_new(kernel, self._torch[name].path, self.out_dir,
-                                      [*kernel.notes, *rendered.notes], rendered.symbol)
+                                      [*kernel.notes, *rendered.notes], rendered.symbol, self._torch[name])
                 with self._lock:
                     self._model_new[name] = made
         return out

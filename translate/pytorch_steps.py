@@ -7,13 +7,20 @@ library calls.
 Sizes: the workflow's ``sizes`` merged with the region's (``regions: {stem:
 {sizes: ...}}``), restricted per file to its module-level constants (a
 workflow's sizes span files; a name a file lacks is not an error for it).
+``values`` the same way: pinned constants, loaded like sizes but never changed
+by the different-size trial. ``shapes`` / ``module`` / ``init`` describe a plain
+module (parsers.torch docstring) and travel with every load of the file.
+
+ModelNew records the constructor arguments it was generated for and refuses
+others (targets.torch_module), except integer arguments shown to only set sizes
+(:func:`size_init_args`).
 """
 
 from __future__ import annotations
 
 import ast
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -25,19 +32,109 @@ from translate.config import Workflow
 class TorchRegion:
     kernel: ir.Kernel | ir.Opaque
     path: Path
-    sizes: dict[str, int]
+    sizes: dict[str, Any]
+    options: dict[str, Any] = field(default_factory=dict)  # load_program's other keyword arguments
+    init_inputs: list[Any] | None = None  # the constructor arguments the kernel was captured with
+    size_args: tuple[int, ...] = ()  # positions of those that only set sizes (ModelNew's guard skips them)
+    model_name: str = "Model"  # the nn.Module class translated
+    input_shapes: list[tuple[int, ...]] | None = None  # a plain module's forward inputs (from shapes)
 
 
-def file_sizes(workflow: Workflow, path: Path) -> dict[str, int]:
-    """The sizes that apply to one file (module docstring)."""
+def _known(path: Path) -> set[str] | None:
     from parsers.torch import module_constants
 
-    sizes = dict(workflow.region(path.stem).sizes)
     try:
-        known = set(module_constants(ast.parse(path.read_text())))
+        return set(module_constants(ast.parse(path.read_text())))
     except (OSError, SyntaxError):
-        return sizes
-    return {k: v for k, v in sizes.items() if k in known}
+        return None
+
+
+def file_sizes(workflow: Workflow, path: Path) -> dict[str, Any]:
+    """The sizes that apply to one file (module docstring)."""
+    sizes = dict(workflow.region(path.stem).sizes)
+    known = _known(path)
+    return sizes if known is None else {k: v for k, v in sizes.items() if k in known}
+
+
+def file_options(workflow: Workflow, path: Path) -> dict[str, Any]:
+    """load_program's keyword arguments besides the sizes for one file: pinned ``values``
+    (restricted to its constants like the sizes), ``shapes``, ``module``, ``init``."""
+    cfg = workflow.region(path.stem)
+    known = _known(path)
+    values = {k: tuple(v) if isinstance(v, list) else v for k, v in cfg.values.items()
+              if known is None or k in known}
+    opts: dict[str, Any] = {}
+    if values:
+        opts["values"] = values
+    if cfg.shapes:
+        opts["shapes"] = {k: list(v) for k, v in cfg.shapes.items()}
+    if cfg.module is not None:
+        opts["module"] = cfg.module
+    if cfg.init is not None:
+        opts["init"] = list(cfg.init)
+    return opts
+
+
+def _same_kernel(a: ir.Kernel | ir.Opaque, b: ir.Kernel | ir.Opaque) -> bool:
+    return (isinstance(a, ir.Kernel) and isinstance(b, ir.Kernel)
+            and (a.params, a.locals, a.body, a.result) == (b.params, b.locals, b.body, b.result))
+
+
+def size_init_args(program: Any, kernel: ir.Kernel | ir.Opaque) -> tuple[int, ...]:
+    """Positions of the integer constructor arguments that provably only set sizes, so
+    ModelNew may be built with other values of them. An argument qualifies when both hold:
+
+    * changed alone (+1, else x2), the model still builds and differs only in parameter/buffer
+      shapes (same keys, and at least one shape changes): it sizes parameters, not a
+      hyperparameter such as GroupNorm's num_groups, an axis or an eps;
+    * the program re-loaded at the different-size trial's sizes (the first of + 3, x 2,
+      + 1 at which it loads and lowers; pinned values stay) has this argument changed and
+      lowers to the identical kernel: whatever else it feeds enters the kernel through the
+      dimension scalars only (and the validation runs the kernel at those sizes).
+
+    Anything else (no sizes to vary, a failure, a different kernel) qualifies nothing."""
+    import torch
+
+    from parsers.torch import load_program, lower_program
+    from validation.torch_reference import SIZE_RULES, apply_rule
+
+    init = list(program.init_inputs)
+    ints = [i for i, v in enumerate(init) if isinstance(v, int) and not isinstance(v, bool)]
+    if not ints or not isinstance(kernel, ir.Kernel) or not program.sizes:
+        return ()
+
+    def shapes(args: list[Any]) -> dict[str, tuple[int, ...]] | None:
+        try:
+            torch.manual_seed(0)
+            model = program.model_cls(*args)
+            return {k: tuple(v.shape) for k, v in model.state_dict().items()}
+        except Exception:
+            return None
+
+    base = shapes(init)
+    if base is None:
+        return ()
+    shape_only = []
+    for i in ints:
+        for v in (init[i] + 1, 2 * init[i]):  # 2x where +1 breaks a divisibility (channels by groups)
+            other = shapes([*init[:i], v, *init[i + 1:]])
+            if other is not None:
+                if set(other) == set(base) and other != base:
+                    shape_only.append(i)
+                break
+    if not shape_only:
+        return ()
+    for rule, _ in SIZE_RULES:
+        try:
+            again = load_program(program.path, apply_rule(rule, program.sizes), **program.options)
+            kernel2 = lower_program(again)
+        except Exception:
+            continue
+        if not isinstance(kernel2, ir.Kernel):  # does not build or lower at these sizes: the next rule
+            continue
+        changed = [i for i in shape_only if i < len(again.init_inputs) and again.init_inputs[i] != init[i]]
+        return tuple(changed) if changed and _same_kernel(kernel, kernel2) else ()
+    return ()
 
 
 def load_regions(workflow: Workflow, files: Sequence[Path]) -> tuple[dict[str, TorchRegion], list[str]]:
@@ -49,8 +146,9 @@ def load_regions(workflow: Workflow, files: Sequence[Path]) -> tuple[dict[str, T
     errors: list[str] = []
     for path in files:
         sizes = file_sizes(workflow, path)
+        options = file_options(workflow, path)
         try:
-            program = load_program(path, sizes, workflow.root)
+            program = load_program(path, sizes, workflow.root, **options)
         except ParseError as err:
             errors.append(f"{err} (file skipped)")
             continue
@@ -63,8 +161,25 @@ def load_regions(workflow: Workflow, files: Sequence[Path]) -> tuple[dict[str, T
         if kernel.name in regions:
             errors.append(f"{path}: region {kernel.name} is defined twice; keeping {regions[kernel.name].path}")
             continue
-        regions[kernel.name] = TorchRegion(kernel, path, sizes)
+        size_args: tuple[int, ...] = ()
+        if "triton" in workflow.targets:  # ModelNew is emitted beside the Triton launcher
+            try:
+                size_args = size_init_args(program, kernel)
+            except Exception:  # the guard then requires every argument unchanged
+                size_args = ()
+        shapes = list(program.input_shapes.values()) if program.input_shapes is not None else None
+        regions[kernel.name] = TorchRegion(kernel, path, sizes, options, list(program.init_inputs), size_args,
+                                           _class_name(program), shapes)
     return regions, errors
+
+
+def _class_name(program: Any) -> str:
+    """The name the translated class has in its file (``module:``, ``Model``, or the class found)."""
+    if program.module:
+        return str(program.module)
+    if program.namespace.get("Model") is program.model_cls:
+        return "Model"
+    return next((n for n, o in program.namespace.items() if o is program.model_cls), program.model_cls.__name__)
 
 
 def _rel(path: Path, root: Path) -> str:
@@ -87,12 +202,18 @@ def ops_entry(kernel: ir.Kernel, rendered_notes: dict[str, Sequence[str]]) -> li
 
 
 def emit_model_new(kernel: ir.Kernel, source: Path, out_dir: Path, notes: Sequence[str],
-                   symbol: str | None) -> tuple[str | None, str | None]:
-    """Write ``pytorch/<stem>_model.py``: (relative path, None) or (None, why not)."""
+                   symbol: str | None, region: TorchRegion | None = None) -> tuple[str | None, str | None]:
+    """Write ``pytorch/<stem>_model.py``: (relative path, None) or (None, why not). With
+    ``region`` ModelNew guards its constructor arguments and knows a plain module's class."""
     from targets.torch_module import ModelNewError, write_model_new
 
     try:
-        path = write_model_new(kernel, source, out_dir, notes, symbol)
+        if region is None:
+            path = write_model_new(kernel, source, out_dir, notes, symbol)
+        else:
+            path = write_model_new(kernel, source, out_dir, notes, symbol, init_inputs=region.init_inputs,
+                                   size_args=region.size_args, model_name=region.model_name,
+                                   input_shapes=region.input_shapes)
     except ModelNewError as err:
         return None, f"ModelNew not emitted: {err}"
     return str(path.relative_to(out_dir)), None
@@ -110,4 +231,4 @@ def validate(workflow: Workflow, region: TorchRegion, target_dirs: dict[str, Pat
     return validate_torch_region(
         region.kernel, region.path, target_dirs, region.sizes, vcfg.trials, region=region.kernel.name,
         workdir=out_dir / ".build" / region.kernel.name, cache_dir=cache_dir, golden_root=out_dir / "golden",
-        timeout=timeout, allclose=allclose, schedule_level=level)
+        timeout=timeout, allclose=allclose, schedule_level=level, options=region.options)

@@ -6,7 +6,11 @@ kernel's body into segments:
 
 * ``HostBlock``: scalar-only statements (argument checks, quick returns, error
   calls, scalar arithmetic); they touch no array and run on the host side.
-* ``HostIf`` / ``HostLoop``: host control flow around device work.
+* ``HostIf`` / ``HostLoop``: host control flow around device work. A serial
+  loop stays on the host when the array-reading scalar work of its body can
+  move into the nests it launches (``translate.sinking``: sunk assignments,
+  and branches on array values such as BLAS's ``IF (X(JX).NE.ZERO)`` as
+  guards inside the nest).
 * ``DeviceNest``: a parallel loop nest (up to three collapsed loops) with its
   innermost body and its reductions: one device kernel.
 * ``DeviceSerial``: statements that touch arrays but are not parallel (a
@@ -20,7 +24,10 @@ Contract of the segment fields (what every renderer relies on):
 
 * ``DeviceNest.loops``: the collapsed loops, outermost first; only the last one
   keeps its body (the others have ``body=()``). ``body`` is the innermost body,
-  with any sunk scalar assignments prepended (each thread recomputes them).
+  with any sunk scalar assignments prepended (each thread recomputes them). A
+  nest launched from a host loop for a guarded ``If`` (``translate.sinking``)
+  has the body ``sunk + (If(cond, assignments + innermost body),)``: each
+  thread evaluates the condition, which reads no array or scalar the nest writes.
 * ``scalars_in``: host scalars read (by value), including the extents that the
   linearisation of touched multi-dimensional arrays needs (``stride_scalars``)
   and those in the loop headers. Never includes loop variables of the nest,
@@ -38,10 +45,25 @@ Contract of the segment fields (what every renderer relies on):
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 
 from translate import ir
+from translate.irquery import (
+    arrays_touched,
+    count_refs,
+    first_line,
+    has_exit,
+    has_parallel,
+    header_arrays,
+    loop_vars,
+    many,
+    scalar_reads,
+    scalar_writes,
+    stride_scalars,
+)
+from translate.irquery import arrays_written as arrays_written  # re-exported: the targets import it from here
+from translate.sinking import guard_parts, guardable, sink_target
 
 
 @dataclass(frozen=True)
@@ -154,86 +176,7 @@ def _reschedule(stmt: ir.Stmt, level: int, inside: bool) -> ir.Stmt:
     return replace(stmt, body=body)
 
 
-# --------------------------------------------------------------- IR queries
-
-
-def scalar_reads(node: object) -> set[str]:
-    """Names of every ``Var`` read in ``node`` (assignment targets that are
-    plain variables are not reads; the indices of stored-to elements are)."""
-    out: set[str] = set()
-    _reads(node, out)
-    return out
-
-
-def _reads(node: object, out: set[str]) -> None:
-    if isinstance(node, ir.Var):
-        out.add(node.name)
-    elif isinstance(node, ir.Assign):
-        if isinstance(node.target, ir.Load):
-            for i in node.target.index:
-                _reads(i, out)
-        _reads(node.value, out)
-    else:
-        for child in ir.children(node):
-            _reads(child, out)
-
-
-def scalar_writes(node: object) -> set[str]:
-    """Scalars assigned in ``node`` (not loop variables)."""
-    return {
-        n.target.name for n in ir.walk(node) if isinstance(n, ir.Assign) and isinstance(n.target, ir.Var)
-    }
-
-
-def loop_vars(node: object) -> set[str]:
-    return {n.var for n in ir.walk(node) if isinstance(n, ir.Loop)}
-
-
-def arrays_touched(node: object) -> set[str]:
-    out = set()
-    for n in ir.walk(node):
-        if isinstance(n, ir.Load):
-            out.add(n.array)
-        elif isinstance(n, ir.Extern):
-            out |= set(n.inputs) | set(n.outputs)
-    return out
-
-
-def arrays_written(node: object) -> set[str]:
-    out = set()
-    for n in ir.walk(node):
-        if isinstance(n, ir.Assign) and isinstance(n.target, ir.Load):
-            out.add(n.target.array)
-        elif isinstance(n, ir.Extern):
-            out |= set(n.outputs)
-    return out
-
-
-def has_parallel(node: object) -> bool:
-    """Whether ``node`` holds device work the host launches: a parallel loop or a
-    library operation (``ir.Extern``)."""
-    return any((isinstance(n, ir.Loop) and n.kind is ir.LoopKind.PARALLEL) or isinstance(n, ir.Extern)
-               for n in ir.walk(node))
-
-
-def has_exit(node: object) -> bool:
-    """True when ``node`` contains a ``Return`` or an ``ErrorCall`` (host-only)."""
-    return any(isinstance(n, (ir.Return, ir.ErrorCall)) for n in ir.walk(node))
-
-
-def _many(stmts: Iterable[object], query: Callable[[object], set[str]]) -> set[str]:
-    out: set[str] = set()
-    for s in stmts:
-        out |= query(s)
-    return out
-
-
-def first_line(stmts: Iterable[object]) -> int:
-    for s in stmts:
-        for n in ir.walk(s):
-            if isinstance(n, ir.Loop) and n.line:
-                return n.line
-    return 0
+# --------------------------------------------------------------- segment queries
 
 
 def _order(names: Iterable[str], kernel: ir.Kernel) -> tuple[str, ...]:
@@ -241,23 +184,6 @@ def _order(names: Iterable[str], kernel: ir.Kernel) -> tuple[str, ...]:
     decl = [d.name for d in kernel.params + kernel.locals]
     rank = {n: i for i, n in enumerate(decl)}
     return tuple(sorted(set(names), key=lambda n: (rank.get(n, len(rank)), n)))
-
-
-def stride_scalars(kernel: ir.Kernel, arrays: Iterable[str]) -> set[str]:
-    """Scalars the linearisation of ``arrays`` needs: the extents of every
-    dimension but the slowest one (the last for LEFT, the first for RIGHT)."""
-    out: set[str] = set()
-    for name in arrays:
-        try:
-            decl = kernel.param(name)
-        except KeyError:
-            continue
-        if not isinstance(decl, ir.Array) or decl.rank < 2:
-            continue
-        dims = decl.shape[:-1] if decl.layout is ir.Layout.LEFT else decl.shape[1:]
-        for d in dims:
-            out |= scalar_reads(d)
-    return out
 
 
 def fastest_first(nest: DeviceNest, kernel: ir.Kernel) -> tuple[int, ...]:
@@ -295,8 +221,8 @@ def host_scalars(kernel: ir.Kernel, segments: Iterable[Segment]) -> tuple[str, .
     host_loop_vars: set[str] = set()
     for seg in walk_segments(segments):
         if isinstance(seg, HostBlock):
-            used |= _many(seg.stmts, scalar_reads) | _many(seg.stmts, scalar_writes)
-            host_loop_vars |= _many(seg.stmts, loop_vars)
+            used |= many(seg.stmts, scalar_reads) | many(seg.stmts, scalar_writes)
+            host_loop_vars |= many(seg.stmts, loop_vars)
         elif isinstance(seg, HostIf):
             used |= scalar_reads(seg.cond)
         elif isinstance(seg, HostLoop):
@@ -414,7 +340,7 @@ class _Partitioner:
         if isinstance(s, ir.If):
             if not arrays_touched(s.cond) and (has_parallel(s) or has_exit(s)):
                 return "hostif"
-        elif isinstance(s, ir.Loop) and not _header_arrays(s):
+        elif isinstance(s, ir.Loop) and not header_arrays(s):
             if s.kind is ir.LoopKind.PARALLEL and not has_exit(s):
                 return "nest"
             if s.kind is ir.LoopKind.SERIAL and has_parallel(s) and self.hostable(s, live):
@@ -427,6 +353,9 @@ class _Partitioner:
         return "serial"
 
     def hostable(self, loop: ir.Loop, after: frozenset[str]) -> bool:
+        """Whether the serial ``loop`` can run on the host, launching its nests:
+        every statement of its body that touches an array is a loop, a host
+        branch, or moves into a nest (``translate.sinking``)."""
         body = loop.body
         for k, s in enumerate(body):
             if isinstance(s, ir.Loop):
@@ -434,55 +363,29 @@ class _Partitioner:
             if isinstance(s, ir.If):
                 if not arrays_touched(s) or (not arrays_touched(s.cond) and (has_parallel(s) or has_exit(s))):
                     continue
+                if guardable(body, k, after, self.always_live):
+                    continue
                 return False
             if not arrays_touched(s):
                 continue
-            if self.sink_target(body, k, after) is None:
+            if sink_target(body, k, after, self.always_live) is None:
                 return False
         return True
 
-    def sink_target(self, body: tuple[ir.Stmt, ...], k: int, after: frozenset[str]) -> int | None:
-        """Index of the parallel loop that the array-reading scalar assignment
-        ``body[k]`` can be sunk into, or None."""
-        s = body[k]
-        if not (isinstance(s, ir.Assign) and isinstance(s.target, ir.Var)):
-            return None
-        run_end = k
-        while run_end < len(body) and _sinkable_shape(body[run_end]):
-            run_end += 1
-        if run_end >= len(body):
-            return None
-        nest = body[run_end]
-        if not (isinstance(nest, ir.Loop) and nest.kind is ir.LoopKind.PARALLEL and not _header_arrays(nest)):
-            return None
-        if has_exit(nest):
-            return None
-        var = s.target.name
-        others = [t for j, t in enumerate(body) if j not in (k, run_end)]
-        if scalar_reads(s.value) & _many(body[k + 1:run_end], scalar_writes):
-            return None
-        if var in _many(others, scalar_reads) or var in after or var in self.always_live:
-            return None
-        if var in scalar_writes(nest) or var in loop_vars(nest):
-            return None
-        if arrays_touched(s.value) & arrays_written(nest):
-            return None
-        if scalar_reads(s.value) & (scalar_writes(nest) | loop_vars(nest)):
-            return None
-        return run_end
-
     def host_loop(self, loop: ir.Loop, after: frozenset[str]) -> HostLoop:
         live = after | scalar_reads(loop)  # the next iteration reads the whole body again
-        body = list(loop.body)
+        body = loop.body
         sunk: dict[int, list[ir.Stmt]] = {}
         keep: list[bool] = [True] * len(body)
         for k, s in enumerate(body):
             if isinstance(s, ir.Assign) and isinstance(s.target, ir.Var) and arrays_touched(s):
-                target = self.sink_target(loop.body, k, after)
+                target = sink_target(body, k, after, self.always_live)
                 if target is None:
                     continue
                 sunk.setdefault(target, []).append(s)
                 keep[k] = False
+            elif isinstance(s, ir.If) and arrays_touched(s.cond) and guardable(body, k, after, self.always_live):
+                sunk.setdefault(k, [])
         segs: list[Segment] = []
         rest: list[ir.Stmt] = []
         for k, s in enumerate(body):
@@ -491,16 +394,29 @@ class _Partitioner:
             if k in sunk:
                 segs.extend(self.stmts(tuple(rest), live))
                 rest.clear()
-                assert isinstance(s, ir.Loop)
-                segs.append(self.nest(s, tuple(sunk[k])))
+                segs.append(self.launched(s, tuple(sunk[k])))
             else:
                 rest.append(s)
         segs.extend(self.stmts(tuple(rest), live))
         return HostLoop(loop.var, loop.start, loop.stop, loop.step, _merge_host(segs))
 
+    def launched(self, s: ir.Stmt, sunk: tuple[ir.Stmt, ...]) -> DeviceNest:
+        """The nest a host loop launches for ``s``: a parallel loop, or a guarded
+        ``If`` (its nest with the body under the condition)."""
+        if isinstance(s, ir.Loop):
+            return self.nest(s, sunk)
+        parts = guard_parts(s)
+        assert isinstance(s, ir.If) and parts is not None
+        assigns, loop = parts
+        return self.nest(loop, sunk, (s.cond, assigns))
+
     # ---- device segments
 
-    def nest(self, loop: ir.Loop, sunk: tuple[ir.Stmt, ...]) -> DeviceNest:
+    def nest(self, loop: ir.Loop, sunk: tuple[ir.Stmt, ...],
+             guard: tuple[ir.Expr, tuple[ir.Assign, ...]] | None = None) -> DeviceNest:
+        """``loop`` (and up to two directly nested parallel loops) as one nest;
+        ``sunk`` statements start its body; with ``guard`` = (condition,
+        assignments) the body runs as ``If(condition, assignments + body)``."""
         loops = [loop]
         reduced = {r.var for r in loop.reductions}
         while len(loops) < 3:
@@ -508,7 +424,7 @@ class _Partitioner:
             if len(inner) != 1 or not isinstance(inner[0], ir.Loop):
                 break
             cand = inner[0]
-            if cand.kind is not ir.LoopKind.PARALLEL or _header_arrays(cand) or has_exit(cand):
+            if cand.kind is not ir.LoopKind.PARALLEL or header_arrays(cand) or has_exit(cand):
                 break
             if not {r.var for r in cand.reductions} <= reduced:
                 break
@@ -517,14 +433,16 @@ class _Partitioner:
                 break
             loops.append(cand)
         body = sunk + loops[-1].body
+        if guard is not None:
+            body = sunk + (ir.If(guard[0], guard[1] + loops[-1].body),)
         reductions = loop.reductions
         red = {r.var for r in reductions}
-        bound = {lp.var for lp in loops} | _many(body, loop_vars)
-        private = (_many(body, scalar_writes) | set(loop.private)) - red - bound
-        headers = _many([lp.start for lp in loops] + [lp.stop for lp in loops] + [lp.step for lp in loops],
+        bound = {lp.var for lp in loops} | many(body, loop_vars)
+        private = (many(body, scalar_writes) | set(loop.private)) - red - bound
+        headers = many([lp.start for lp in loops] + [lp.stop for lp in loops] + [lp.step for lp in loops],
                         scalar_reads)
-        arrays = _many(body, arrays_touched)
-        reads = _many(body, scalar_reads) | headers | stride_scalars(self.kernel, arrays)
+        arrays = many(body, arrays_touched)
+        reads = many(body, scalar_reads) | headers | stride_scalars(self.kernel, arrays)
         scalars_in = reads - bound - private - red
         return DeviceNest(
             name=self.name("loop"),
@@ -538,10 +456,10 @@ class _Partitioner:
         )
 
     def serial(self, stmts: tuple[ir.Stmt, ...], after: frozenset[str]) -> DeviceSerial:
-        bound = _many(stmts, loop_vars)
-        writes = _many(stmts, scalar_writes) - bound
-        reads = _many(stmts, scalar_reads) - bound
-        arrays = _many(stmts, arrays_touched)
+        bound = many(stmts, loop_vars)
+        writes = many(stmts, scalar_writes) - bound
+        reads = many(stmts, scalar_reads) - bound
+        arrays = many(stmts, arrays_touched)
         out = writes & (set(after) | self.always_live)
         local_only = {n for n in writes | reads if n not in self.params and self._only_in(n, stmts)}
         scalars_in = ((reads | writes) - out - local_only) | (stride_scalars(self.kernel, arrays) - out)
@@ -555,27 +473,12 @@ class _Partitioner:
         )
 
     def _only_in(self, name: str, stmts: tuple[ir.Stmt, ...]) -> bool:
-        inside = sum(_count_refs(s, name) for s in stmts)
-        total = sum(_count_refs(s, name) for s in self.all_stmts)
+        inside = sum(count_refs(s, name) for s in stmts)
+        total = sum(count_refs(s, name) for s in self.all_stmts)
         return inside == total and name not in self.always_live
 
     def _arrays(self, names: set[str]) -> tuple[str, ...]:
         return _order(names, self.kernel)
-
-
-def _header_arrays(loop: ir.Loop) -> set[str]:
-    return arrays_touched(loop.start) | arrays_touched(loop.stop) | arrays_touched(loop.step)
-
-
-def _sinkable_shape(s: ir.Stmt) -> bool:
-    return isinstance(s, ir.Assign) and isinstance(s.target, ir.Var)
-
-
-def _count_refs(node: object, name: str) -> int:
-    return sum(
-        1 for n in ir.walk(node)
-        if (isinstance(n, ir.Var) and n.name == name) or (isinstance(n, ir.Loop) and n.var == name)
-    )
 
 
 def _merge_host(segs: list[Segment]) -> tuple[Segment, ...]:

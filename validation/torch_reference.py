@@ -17,7 +17,10 @@ the extents non-multiples of any block size, so a missing mask shows). If the
 module does not load or run at +3 (a shape constraint such as divisibility),
 the next rule is tried: every size times 2, then every size plus 1; the case
 log says which rule ran and why the earlier ones were dropped. Without
-``sizes`` the rules apply to the file's module-level integer constants.
+``sizes`` the rules apply to the file's module-level integer constants (and
+tuples of them). A tuple size (``input_shape: [512]``) changes element-wise.
+Pinned constants (the workflow's ``values``, passed in ``options``) never change:
+every trial loads the file with them, and the no-``sizes`` fallback skips them.
 
 Comparison: KernelBench's fp32 tolerance, elementwise ``|a-b| <= atol +
 rtol*|b|`` with atol = rtol = 1e-4 (``validate: {atol, rtol}`` overrides),
@@ -73,18 +76,22 @@ class TorchCases:
         return not self.reason
 
 
-def module_constants(path: Path) -> dict[str, int]:
+def module_constants(path: Path) -> dict[str, int | tuple[int, ...]]:
     """Module-level integer constants of a Python file (``batch_size = 16``,
-    ``M, N = 64, 32``, ``a = b = 8``), read with ``ast`` (nothing is run)."""
+    ``M, N = 64, 32``, ``a = b = 8``) and tuples of integers (``input_shape =
+    (4096,)``), read with ``ast`` (nothing is run)."""
     try:
         tree = ast.parse(Path(path).read_text(), str(path))
     except (OSError, SyntaxError):
         return {}
-    found: dict[str, int] = {}
+    found: dict[str, int | tuple[int, ...]] = {}
 
     def take(target: ast.expr, value: ast.expr) -> None:
         if isinstance(target, ast.Name) and isinstance(value, ast.Constant) and type(value.value) is int:
             found[target.id] = value.value
+        elif (isinstance(target, ast.Name) and isinstance(value, ast.Tuple) and value.elts
+              and all(isinstance(e, ast.Constant) and type(e.value) is int for e in value.elts)):
+            found[target.id] = tuple(int(e.value) for e in value.elts)  # type: ignore[union-attr]
         elif isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple) and len(target.elts) == len(value.elts):
             for t, v in zip(target.elts, value.elts, strict=True):
                 take(t, v)
@@ -98,24 +105,33 @@ def module_constants(path: Path) -> dict[str, int]:
     return found
 
 
-def apply_rule(rule: str, sizes: Mapping[str, int]) -> dict[str, int]:
-    if rule == "x2":
-        return {k: 2 * int(v) for k, v in sizes.items()}
-    delta = int(rule[1:])
-    return {k: int(v) + delta for k, v in sizes.items()}
+def _bump(rule: str, v: Any) -> Any:
+    if isinstance(v, (list, tuple)):
+        return [_bump(rule, e) for e in v]
+    return 2 * int(v) if rule == "x2" else int(v) + int(rule[1:])
 
 
-def alternate_attempts(sizes: Mapping[str, int], source: Path) -> list[tuple[str, dict[str, int]]]:
+def apply_rule(rule: str, sizes: Mapping[str, Any]) -> dict[str, Any]:
+    """Every size changed by the rule; a tuple size (a list here) element-wise."""
+    return {k: _bump(rule, v) for k, v in sizes.items()}
+
+
+def _size_like(v: Any) -> bool:
+    return max(v, default=0) > 1 if isinstance(v, (list, tuple)) else v > 1
+
+
+def alternate_attempts(sizes: Mapping[str, Any], source: Path,
+                       pinned: Sequence[str] = ()) -> list[tuple[str, dict[str, Any]]]:
     """The different-size trial's candidate sizes, in order of preference (module docstring)."""
-    base = dict(sizes) or {k: v for k, v in module_constants(source).items() if v > 1}
+    base = dict(sizes) or {k: v for k, v in module_constants(source).items() if k not in pinned and _size_like(v)}
     return [(f"different size ({words})", apply_rule(rule, base)) for rule, words in SIZE_RULES]
 
 
-def plan_cases(sizes: Mapping[str, int], trials: int, seed: int,
-               source: Path) -> list[tuple[list[tuple[str, dict[str, int]]], int]]:
+def plan_cases(sizes: Mapping[str, Any], trials: int, seed: int, source: Path,
+               pinned: Sequence[str] = ()) -> list[tuple[list[tuple[str, dict[str, Any]]], int]]:
     """(size attempts, seed) of every trial: ``trials`` at ``sizes``, one at a different size."""
     plan = [([("workflow size", dict(sizes))], seed + k) for k in range(max(1, trials))]
-    plan.append((alternate_attempts(sizes, source), seed + len(plan)))
+    plan.append((alternate_attempts(sizes, source, pinned), seed + len(plan)))
     return plan
 
 
@@ -141,11 +157,16 @@ def _fit(kernel: ir.Kernel, scalars: dict[str, Any], arrays: dict[str, np.ndarra
     return fitted
 
 
-def run_reference(source: Path, kernel: ir.Kernel, sizes: Mapping[str, int], trials: int, seed: int,
-                  workdir: Path, timeout: float = 120, loader: str = DEFAULT_LOADER) -> TorchCases:
+def run_reference(source: Path, kernel: ir.Kernel, sizes: Mapping[str, Any], trials: int, seed: int,
+                  workdir: Path, timeout: float = 120, loader: str = DEFAULT_LOADER,
+                  options: Mapping[str, Any] | None = None) -> TorchCases:
     """Every case of the region with the reference outputs, from one worker process.
-    ``loader`` (``module:function``) loads the program in the worker."""
-    plan = plan_cases(sizes, trials, seed, source)
+    ``loader`` (``module:function``) loads the program in the worker; ``options`` are
+    its keyword arguments besides the sizes (``values``: pinned constants, ``shapes``,
+    ``module``, ``init``: a plain module), the same for every trial."""
+    options = dict(options or {})
+    pinned = dict(options.get("values") or {})
+    plan = plan_cases(sizes, trials, seed, source, list(pinned))
     workdir.mkdir(parents=True, exist_ok=True)
     base = Path(tempfile.mkdtemp(prefix=f"{kernel.name}-torchref-", dir=workdir))
     try:
@@ -153,7 +174,7 @@ def run_reference(source: Path, kernel: ir.Kernel, sizes: Mapping[str, int], tri
                  for k, (attempts, s) in enumerate(plan)]
         progress = base / "progress"
         job = {"source": str(Path(source).resolve()), "params": signature(kernel)["params"], "cases": items,
-               "progress": str(progress), "loader": loader}
+               "progress": str(progress), "loader": loader, "options": options}
         (base / "job.json").write_text(json.dumps(job, indent=1))
         r = run_process([sys.executable, "-m", "validation.torch_worker", str(base / "job.json")], "PyTorch reference",
                         timeout, cwd=workdir, env=_py_env(), progress=progress)
@@ -175,12 +196,15 @@ def run_reference(source: Path, kernel: ir.Kernel, sizes: Mapping[str, int], tri
             except ValidationError as exc:
                 out.reason = f"{info['label']}: {exc}"
                 return out
-            sizes_used = {str(n): int(v) for n, v in info["sizes"].items()}
-            out.cases.append(Case(kernel.name, scalars, arrays, int(item["seed"]), outputs, sizes_used, {}))
+            sizes_used = {str(n): (list(map(int, v)) if isinstance(v, list) else int(v))
+                          for n, v in info["sizes"].items()}
+            out.cases.append(Case(kernel.name, scalars, arrays, int(item["seed"]), outputs, sizes_used,  # type: ignore[arg-type]
+                                  dict(pinned)))
             out.refs.append(refs)
-            given = ", ".join(f"{n}={v}" for n, v in sizes_used.items())
+            given = ", ".join(f"{n}={v}" for n, v in [*sizes_used.items(), *pinned.items()])
             out.labels.append(f"trial {k + 1} ({info['label']}, seed {item['seed']}{', ' + given if given else ''})")
-            entry: dict[str, Any] = {"seed": item["seed"], "sizes": sizes_used, "values": {}, "label": info["label"]}
+            entry: dict[str, Any] = {"seed": item["seed"], "sizes": sizes_used, "values": dict(pinned),
+                                     "label": info["label"]}
             if info.get("failures"):
                 entry["dropped"] = info["failures"]
             out.log.append(entry)
@@ -235,9 +259,11 @@ def validate_torch_region(kernel: ir.Kernel, source: Path, target_dirs: Mapping[
                           workdir: Path | None = None, cache_dir: Path | None = None,
                           golden_root: Path | None = None, seed: int = 1234, timeout: float = 120,
                           gpu: bool | None = None, allclose: tuple[float, float] | None = None,
-                          schedule_level: int | None = 0, loader: str = DEFAULT_LOADER) -> RegionValidation:
+                          schedule_level: int | None = 0, loader: str = DEFAULT_LOADER,
+                          options: Mapping[str, Any] | None = None) -> RegionValidation:
     """Validate every target of one PyTorch region against ``Model`` (module docstring).
-    ``target_dirs`` maps a target to the folder holding ``<stem>_<target>.*``.
+    ``target_dirs`` maps a target to the folder holding ``<stem>_<target>.*``; ``options``
+    as for :func:`run_reference`.
     Never raises for a failing reference, build, crash or hang."""
     region = region or kernel.name
     targets = list(target_dirs)
@@ -245,7 +271,7 @@ def validate_torch_region(kernel: ir.Kernel, source: Path, target_dirs: Mapping[
     reduces = kernel_reduces(kernel)
     with tempfile.TemporaryDirectory(prefix=f"kt-{region}-") as tmp:
         work = Path(workdir) if workdir else Path(tmp)
-        tc = run_reference(Path(source), kernel, dict(sizes or {}), trials, seed, work, timeout, loader)
+        tc = run_reference(Path(source), kernel, dict(sizes or {}), trials, seed, work, timeout, loader, options)
         if not tc.ok:
             fail = {t: TargetValidation(t, "failed", tc.reason) for t in targets}
             return RegionValidation(region, kernel.name, fail, False, tc.reason, tc.log)

@@ -119,18 +119,20 @@ def loader(spec: str) -> Any:
     return getattr(importlib.import_module(module), fn)
 
 
-def run_case(source: str, attempts: Sequence[tuple[str, dict[str, int]]], seed: int,
-             params: Sequence[dict[str, Any]],
-             load_spec: str = "parsers.torch:load_program") -> tuple[str, dict[str, int], Any, Any, Any, list[str]]:
+def run_case(source: str, attempts: Sequence[tuple[str, dict[str, Any]]], seed: int,
+             params: Sequence[dict[str, Any]], load_spec: str = "parsers.torch:load_program",
+             options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any], Any, Any, Any, list[str]]:
     """Load and run the module at the first sizes that work: (label, sizes,
-    scalars, arrays, refs, failures of the earlier attempts)."""
+    scalars, arrays, refs, failures of the earlier attempts). ``options`` are the
+    loader's other keyword arguments (pinned ``values``, a plain module's ``shapes``,
+    ``module``, ``init``), passed only when there are any."""
     import torch
 
     load_program = loader(load_spec)
     failures: list[str] = []
     for k, (label, sizes) in enumerate(attempts):
         try:
-            program = load_program(Path(source), sizes)
+            program = load_program(Path(source), sizes, **(options or {}))
             model = program.make_model(seed)
             inputs = program.make_inputs(seed)
             with torch.no_grad():
@@ -153,7 +155,7 @@ def main(argv: list[str]) -> int:
         try:
             label, sizes, scalars, arrays, refs, failures = run_case(
                 job["source"], [(a[0], a[1]) for a in item["attempts"]], int(item["seed"]), job["params"],
-                job.get("loader", "parsers.torch:load_program"))
+                job.get("loader", "parsers.torch:load_program"), job.get("options") or None)
         except Exception as exc:
             traceback.print_exc()
             print(f"error: {type(exc).__name__}: {exc}", file=sys.stderr)

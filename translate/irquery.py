@@ -1,0 +1,120 @@
+"""Questions about IR that the partition, the sinking rules and the targets ask:
+which scalars a node reads or writes, which arrays it touches or stores to,
+whether it holds device work or a host exit, and which extents a touched
+multi-dimensional array's linearisation needs."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from translate import ir
+
+
+def scalar_reads(node: object) -> set[str]:
+    """Names of every ``Var`` read in ``node`` (assignment targets that are
+    plain variables are not reads; the indices of stored-to elements are)."""
+    out: set[str] = set()
+    _reads(node, out)
+    return out
+
+
+def _reads(node: object, out: set[str]) -> None:
+    if isinstance(node, ir.Var):
+        out.add(node.name)
+    elif isinstance(node, ir.Assign):
+        if isinstance(node.target, ir.Load):
+            for i in node.target.index:
+                _reads(i, out)
+        _reads(node.value, out)
+    else:
+        for child in ir.children(node):
+            _reads(child, out)
+
+
+def scalar_writes(node: object) -> set[str]:
+    """Scalars assigned in ``node`` (not loop variables)."""
+    return {
+        n.target.name for n in ir.walk(node) if isinstance(n, ir.Assign) and isinstance(n.target, ir.Var)
+    }
+
+
+def loop_vars(node: object) -> set[str]:
+    return {n.var for n in ir.walk(node) if isinstance(n, ir.Loop)}
+
+
+def arrays_touched(node: object) -> set[str]:
+    out = set()
+    for n in ir.walk(node):
+        if isinstance(n, ir.Load):
+            out.add(n.array)
+        elif isinstance(n, ir.Extern):
+            out |= set(n.inputs) | set(n.outputs)
+    return out
+
+
+def arrays_written(node: object) -> set[str]:
+    out = set()
+    for n in ir.walk(node):
+        if isinstance(n, ir.Assign) and isinstance(n.target, ir.Load):
+            out.add(n.target.array)
+        elif isinstance(n, ir.Extern):
+            out |= set(n.outputs)
+    return out
+
+
+def has_parallel(node: object) -> bool:
+    """Whether ``node`` holds device work the host launches: a parallel loop or a
+    library operation (``ir.Extern``)."""
+    return any((isinstance(n, ir.Loop) and n.kind is ir.LoopKind.PARALLEL) or isinstance(n, ir.Extern)
+               for n in ir.walk(node))
+
+
+def has_exit(node: object) -> bool:
+    """True when ``node`` contains a ``Return`` or an ``ErrorCall`` (host-only)."""
+    return any(isinstance(n, (ir.Return, ir.ErrorCall)) for n in ir.walk(node))
+
+
+def header_arrays(loop: ir.Loop) -> set[str]:
+    """Arrays the loop's bounds or step read."""
+    return arrays_touched(loop.start) | arrays_touched(loop.stop) | arrays_touched(loop.step)
+
+
+def many(stmts: Iterable[object], query: Callable[[object], set[str]]) -> set[str]:
+    """The union of ``query`` over ``stmts``."""
+    out: set[str] = set()
+    for s in stmts:
+        out |= query(s)
+    return out
+
+
+def first_line(stmts: Iterable[object]) -> int:
+    for s in stmts:
+        for n in ir.walk(s):
+            if isinstance(n, ir.Loop) and n.line:
+                return n.line
+    return 0
+
+
+def count_refs(node: object, name: str) -> int:
+    """Uses of ``name`` as a variable or a loop variable in ``node``."""
+    return sum(
+        1 for n in ir.walk(node)
+        if (isinstance(n, ir.Var) and n.name == name) or (isinstance(n, ir.Loop) and n.var == name)
+    )
+
+
+def stride_scalars(kernel: ir.Kernel, arrays: Iterable[str]) -> set[str]:
+    """Scalars the linearisation of ``arrays`` needs: the extents of every
+    dimension but the slowest one (the last for LEFT, the first for RIGHT)."""
+    out: set[str] = set()
+    for name in arrays:
+        try:
+            decl = kernel.param(name)
+        except KeyError:
+            continue
+        if not isinstance(decl, ir.Array) or decl.rank < 2:
+            continue
+        dims = decl.shape[:-1] if decl.layout is ir.Layout.LEFT else decl.shape[1:]
+        for d in dims:
+            out |= scalar_reads(d)
+    return out
