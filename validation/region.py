@@ -185,7 +185,7 @@ def validate_region(kernel: ir.Kernel, sources: Sequence[Path], target_dirs: Map
         results = {}
         for t in targets:
             runs = run_candidate_cases(t, Path(target_dirs[t]), kernel, cases, work, cache_dir, timeout, gpu)
-            results[t] = _judge(t, kernel, cases, refs, runs, labels, reduces, tolerance)
+            results[t] = judge(t, kernel, cases, [r.outputs for r in refs], runs, labels, reduces, tolerance)
         return RegionValidation(region, kernel.name, results, True, "", case_log, gdir)
 
 
@@ -208,11 +208,14 @@ def _audit(kernel: ir.Kernel, level: int, plan: list[tuple[dict[str, int], dict[
     return ""
 
 
-def _judge(target: str, kernel: ir.Kernel, cases: list[Case], refs: list[RunResult], runs: list[RunResult],
-           labels: list[str], reduces: bool, tolerance: tuple[float, float] | None) -> TargetValidation:
-    """A target's status over all trials: the first failure decides."""
+def judge(target: str, kernel: ir.Kernel, cases: Sequence[Case], ref_outputs: Sequence[Mapping[str, Any]],
+          runs: Sequence[RunResult], labels: Sequence[str], reduces: bool,
+          tolerance: tuple[float, float] | None = None,
+          allclose: tuple[float, float] | None = None) -> TargetValidation:
+    """A target's status over all trials (shared by the Fortran and PyTorch
+    protocols): the first failure decides."""
     res = TargetValidation(target, "validated")
-    for case, ref, run, what in zip(cases, refs, runs, labels, strict=True):
+    for case, ref, run, what in zip(cases, ref_outputs, runs, labels, strict=True):
         if run.status == "compiled":
             return TargetValidation(target, "compiled", run.reason)
         if not run.ok:
@@ -220,7 +223,7 @@ def _judge(target: str, kernel: ir.Kernel, cases: list[Case], refs: list[RunResu
                 return TargetValidation(target, "unsupported", run.reason)
             res.status, res.reason = "failed", f"{target} {what}: {run.reason}"
             return res
-        cmp = compare(kernel, ref.outputs, run.outputs, reduces, case.env, tolerance)
+        cmp = compare(kernel, ref, run.outputs, reduces, case.env, tolerance, allclose)
         res.comparisons.append(cmp)
         res.max_abs_err = max(res.max_abs_err, cmp.max_abs_err)
         res.max_rel_err = max(res.max_rel_err, cmp.max_rel_err)

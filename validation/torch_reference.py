@@ -48,10 +48,9 @@ import numpy as np
 
 from translate import ir
 from validation import golden
-from validation.compare import compare
 from validation.inputs import Case
-from validation.region import RegionValidation, TargetValidation
-from validation.runners import RunResult, _py_env, run_candidate_cases, run_process
+from validation.region import RegionValidation, TargetValidation, judge
+from validation.runners import _py_env, run_candidate_cases, run_process
 from validation.signature import ValidationError, signature
 from validation.signature import reduces as loop_reduces
 
@@ -227,33 +226,6 @@ def _audit(kernel: ir.Kernel, level: int, case: Case, reduces: bool) -> str:
     return f"order audit, {reason}" if reason else ""
 
 
-def judge(target: str, kernel: ir.Kernel, tc: TorchCases, runs: Sequence[RunResult], reduces: bool,
-          allclose: tuple[float, float]) -> TargetValidation:
-    """A target's status over all trials: the first failure decides."""
-    res = TargetValidation(target, "validated")
-    for case, ref, run, what in zip(tc.cases, tc.refs, runs, tc.labels, strict=True):
-        if run.status == "compiled":
-            return TargetValidation(target, "compiled", run.reason)
-        if not run.ok:
-            if run.status == "unsupported":
-                return TargetValidation(target, "unsupported", run.reason)
-            res.status, res.reason = "failed", f"{target} {what}: {run.reason}"
-            return res
-        cmp = compare(kernel, ref, run.outputs, reduces, case.env, None, allclose)
-        res.comparisons.append(cmp)
-        res.max_abs_err = max(res.max_abs_err, cmp.max_abs_err)
-        res.max_rel_err = max(res.max_rel_err, cmp.max_rel_err)
-        res.rel_l2_err = max(res.rel_l2_err, cmp.rel_l2_err)
-        if not cmp.ok:
-            res.status = "inconclusive" if cmp.inconclusive else "failed"
-            res.reason = f"{target} {what}: {cmp.reason}"
-            return res
-        res.trials += 1
-    if res.trials == 0:
-        res.status, res.reason = "failed", "no trial ran"
-    return res
-
-
 def validate_torch_region(kernel: ir.Kernel, source: Path, target_dirs: Mapping[str, Path],
                           sizes: Mapping[str, int] | None = None, trials: int = 3, *, region: str | None = None,
                           workdir: Path | None = None, cache_dir: Path | None = None,
@@ -288,5 +260,5 @@ def validate_torch_region(kernel: ir.Kernel, source: Path, target_dirs: Mapping[
         results = {}
         for t in targets:
             runs = run_candidate_cases(t, Path(target_dirs[t]), kernel, tc.cases, work, cache_dir, timeout, gpu)
-            results[t] = judge(t, kernel, tc, runs, reduces, allclose)
+            results[t] = judge(t, kernel, tc.cases, tc.refs, runs, tc.labels, reduces, None, allclose)
         return RegionValidation(region, kernel.name, results, True, "", tc.log, gdir)
