@@ -82,6 +82,19 @@ class CStyleRenderer(Renderer):
     FUNC_QUAL: ClassVar[str] = "static inline"
     INDENT: ClassVar[str] = "    "
 
+
+    def shim_scalar_arg(self, p: ir.Decl, b: CodeBuffer) -> str:
+        """How a C ABI shim passes a scalar parameter on to the kernel API (CONVENTIONS.md):
+        intent in by value, out/inout through the pointer it was given; a LOGICAL (int 0/1
+        in the ABI) goes through a local bool that the shim copies back after the call."""
+        n = cname(p.name)
+        if p.intent.writes:
+            if p.dtype is DType.BOOL:
+                b.line(f"bool {n}_b = *{n} != 0;")
+                return f"{n}_b"
+            return f"*{n}"
+        return f"{n} != 0" if p.dtype is DType.BOOL else n
+
     def begin(self, kernel: ir.Kernel) -> None:
         self.kernel = kernel
         self.helpers: set[str] = set()

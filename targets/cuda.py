@@ -397,14 +397,8 @@ class CudaRenderer(CStyleRenderer):
                 n = cname(p.name)
                 if isinstance(p, ir.Array):
                     args.append(f"{n}_d")
-                elif p.intent.writes:
-                    if p.dtype is DType.BOOL:
-                        b.line(f"bool {n}_b = *{n} != 0;")
-                        args.append(f"{n}_b")
-                    else:
-                        args.append(f"*{n}")
                 else:
-                    args.append(f"{n} != 0" if p.dtype is DType.BOOL else n)
+                    args.append(self.shim_scalar_arg(p, b))
             if res_t:
                 b.line(f"{res_t} kt_value = {self.zero(kernel.result)};")  # type: ignore[arg-type]
                 args.append("kt_value")

@@ -272,14 +272,8 @@ class KokkosRenderer(CStyleRenderer):
                     b.line(f"auto {n}_v = Kokkos::create_mirror_view_and_copy("
                            f"Kokkos::DefaultExecutionSpace::memory_space(), {n}_h);")
                     args.append(f"{n}_v")
-                elif p.intent.writes:
-                    if p.dtype is DType.BOOL:
-                        b.line(f"bool {n}_b = *{n} != 0;")
-                        args.append(f"{n}_b")
-                    else:
-                        args.append(f"*{n}")
                 else:
-                    args.append(f"{n} != 0" if p.dtype is DType.BOOL else n)
+                    args.append(self.shim_scalar_arg(p, b))
             call = f"{api}({', '.join(args)})"
             b.line(f"{'const auto kt_result = ' if kernel.result is not None else ''}{call};")
             for p in kernel.params:
