@@ -163,8 +163,9 @@ class KokkosRenderer(CStyleRenderer):
     def nest_function(self, buf: CodeBuffer, seg: DeviceNest) -> None:
         self.current = seg.body
         reds = seg.reductions
-        if len(reds) > 1:
-            raise self.unsupported(seg, "more than one reduction in one Kokkos nest")
+        multi = len(reds) > 1  # one parallel_reduce over a generated struct value and reducer
+        if multi:
+            self.multi_reducer(buf, seg)
         params = self.seg_params(seg.arrays, self.nest_scalars(seg), refs=[r.var for r in reds])
         buf.line(f"// {seg.name}: parallel loop nest at {self.where(seg.line)}")
         with buf.block(self.signature(f"void {seg.name}", params)):
@@ -184,7 +185,10 @@ class KokkosRenderer(CStyleRenderer):
                 zeros = ", ".join("0" for _ in order)
                 policy = f"Kokkos::MDRangePolicy<{rank}>({{{zeros}}}, {{{', '.join(trips)}}})"
             red_arg = ""
-            if reds:
+            if multi:
+                buf.line(f"{seg.name}_values kt_part{{}};")
+                red_arg = f", {seg.name}_values& kt_acc"
+            elif reds:
                 r = reds[0]
                 ct = self.ctype(r.dtype)
                 buf.line(f"{ct} {self.var(r.var)}_part = {self.zero(r.dtype)};")
@@ -195,15 +199,79 @@ class KokkosRenderer(CStyleRenderer):
             with buf.indent():
                 with buf.block(f"KOKKOS_LAMBDA({', '.join(idx)}{red_arg})", closer="}" + ("," if reds else ");")):
                     buf.lines(self.loop_var_lines(seg, k_names))
+                    if multi:  # each reduction variable names its member of the thread's value
+                        for k, r in enumerate(reds):
+                            buf.line(f"{self.ctype(r.dtype)}& {self.var(r.var)} = kt_acc.v{k};")
                     self.body_with_privates(buf, seg.body, seg.private)
-                if reds:
+                if multi:
+                    buf.line(f"{seg.name}_reducer(kt_part));")
+                elif reds:
                     r = reds[0]
                     buf.line(f"Kokkos::{_REDUCERS[r.op]}<{self.ctype(r.dtype)}>({self.var(r.var)}_part));")
-            if reds:
+            if multi:
+                for k, r in enumerate(reds):
+                    buf.line(self.combine(r, f"kt_part.v{k}"))
+            elif reds:
                 buf.line(self.combine(reds[0]))
 
-    def combine(self, r: ir.Reduction) -> str:
-        s, p = self.var(r.var), f"{self.var(r.var)}_part"
+    def multi_reducer(self, buf: CodeBuffer, seg: DeviceNest) -> None:
+        """``<nest>_values`` (one member per reduction) and ``<nest>_reducer``, a custom
+        reducer joining each member with its own operation: Kokkos 3.4 has no variadic
+        reducers. The interface is the one of Kokkos's built-in reducers in 3.4 and 4.x;
+        the volatile join overload only exists for Kokkos 3, whose backends may call it."""
+        reds = seg.reductions
+        for r in reds:
+            if r.op not in _REDUCERS:
+                raise self.unsupported(r, f"reduction '{r.op}'")
+        vals, red = f"{seg.name}_values", f"{seg.name}_reducer"
+        buf.line(f"// {seg.name}: its {len(reds)} reductions as one value (Kokkos 3.4 has no variadic reducers)")
+        with buf.block(f"struct {vals}", closer="};"):
+            for k, r in enumerate(reds):
+                buf.line(f"{self.ctype(r.dtype)} v{k};  // {r.var} ({r.op})")
+        buf.blank()
+        buf.line(f"// custom reducer of {vals}: each member joins with its own operation")
+        with buf.block(f"struct {red}", closer="};"):
+            buf.line(f"using reducer = {red};")
+            buf.line(f"using value_type = {vals};")
+            buf.line("using result_view_type = Kokkos::View<value_type, Kokkos::HostSpace>;")
+            buf.line("result_view_type value;")
+            buf.line("bool references_scalar_v;")
+            buf.blank()
+            buf.line("KOKKOS_INLINE_FUNCTION")
+            buf.line(f"{red}(value_type& value_) : value(&value_), references_scalar_v(true) {{}}")
+            buf.line("KOKKOS_INLINE_FUNCTION")
+            buf.line(f"{red}(const result_view_type& value_) : value(value_), references_scalar_v(false) {{}}")
+            joins = []
+            for k, r in enumerate(reds):
+                d, s = f"dest.v{k}", f"src.v{k}"
+                joins.append({"add": f"{d} = {d} + {s};", "mul": f"{d} = {d} * {s};",
+                              "max": f"if ({s} > {d}) {d} = {s};", "min": f"if ({s} < {d}) {d} = {s};"}[r.op])
+            buf.blank()
+            buf.line("KOKKOS_INLINE_FUNCTION")
+            with buf.block("void join(value_type& dest, const value_type& src) const"):
+                buf.lines(joins)
+            with buf.indent(-buf.level):  # preprocessor lines at column 0
+                buf.line("#if KOKKOS_VERSION < 30700  // Kokkos 3 backends may join through volatile references")
+            buf.line("KOKKOS_INLINE_FUNCTION")
+            with buf.block("void join(volatile value_type& dest, const volatile value_type& src) const"):
+                buf.lines(joins)
+            with buf.indent(-buf.level):
+                buf.line("#endif")
+            buf.line("KOKKOS_INLINE_FUNCTION")
+            with buf.block("void init(value_type& val) const"):
+                for k, r in enumerate(reds):
+                    ident = {"add": "sum", "mul": "prod", "max": "max", "min": "min"}[r.op]
+                    buf.line(f"val.v{k} = Kokkos::reduction_identity<{self.ctype(r.dtype)}>::{ident}();")
+            buf.line("KOKKOS_INLINE_FUNCTION")
+            buf.line("value_type& reference() const { return *value.data(); }")
+            buf.line("KOKKOS_INLINE_FUNCTION")
+            buf.line("result_view_type view() const { return value; }")
+            buf.line("KOKKOS_INLINE_FUNCTION")
+            buf.line("bool references_scalar() const { return references_scalar_v; }")
+        buf.blank()
+
+    def combine(self, r: ir.Reduction, part: str = "") -> str:
+        s, p = self.var(r.var), part or f"{self.var(r.var)}_part"
         if r.op == "add":
             return f"{s} = {s} + {p};"
         if r.op == "mul":
