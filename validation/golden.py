@@ -33,7 +33,7 @@ import numpy as np
 
 from translate import ir
 from validation.compare import Comparison, compare
-from validation.inputs import Case
+from validation.inputs import Case, read_npz
 from validation.runners import build_candidate, run_candidate_cases
 from validation.signature import kernel_from_signature, signature
 
@@ -81,18 +81,8 @@ def load_case(golden_dir: Path, name: str) -> tuple[ir.Kernel, dict[str, Any], C
     """(kernel with constant shapes, case metadata, inputs, reference outputs)."""
     meta = json.loads((golden_dir / f"{name}.json").read_text())
     kernel = kernel_from_signature(meta["signature"])
-    scalars: dict[str, Any] = {}
-    arrays: dict[str, np.ndarray] = {}
-    ref: dict[str, np.ndarray] = {}
-    with np.load(golden_dir / f"{name}.npz", allow_pickle=False) as z:
-        for key in z.files:
-            kind, _, n = key.partition(":")
-            if kind == "s":
-                scalars[n] = z[key][()]
-            elif kind == "a":
-                arrays[n] = z[key]
-            elif kind == "r":
-                ref[n] = z[key]
+    parts = read_npz(golden_dir / f"{name}.npz")
+    scalars, arrays, ref = parts.get("s", {}), parts.get("a", {}), parts.get("r", {})
     outputs = tuple(p.name for p in kernel.params if p.intent.writes) + (("result",) if kernel.result else ())
     case = Case(kernel.name, scalars, arrays, int(meta["seed"]), outputs, meta.get("sizes") or {},
                 meta.get("values") or {})

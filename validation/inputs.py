@@ -78,16 +78,19 @@ class Case:
     @staticmethod
     def load_data(path: Path) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         """Scalars and arrays from an npz written by :meth:`save` (or golden)."""
-        scalars: dict[str, Any] = {}
-        arrays: dict[str, np.ndarray] = {}
-        with np.load(path, allow_pickle=False) as z:
-            for key in z.files:
-                kind, _, name = key.partition(":")
-                if kind == "s":
-                    scalars[name] = z[key][()]
-                elif kind == "a":
-                    arrays[name] = z[key]
-        return scalars, arrays
+        parts = read_npz(path)
+        return parts.get("s", {}), parts.get("a", {})
+
+
+def read_npz(path: Path | str) -> dict[str, dict[str, Any]]:
+    """An npz of case data by key prefix: ``s:`` scalars (unwrapped), ``a:`` input
+    arrays, ``r:`` reference outputs -> ``{"s": {...}, "a": {...}, "r": {...}}``."""
+    parts: dict[str, dict[str, Any]] = {}
+    with np.load(path, allow_pickle=False) as z:
+        for key in z.files:
+            kind, _, name = key.partition(":")
+            parts.setdefault(kind, {})[name] = z[key][()] if kind == "s" else z[key]
+    return parts
 
 
 def lookup(mapping: Mapping[str, Any], name: str) -> tuple[bool, Any]:

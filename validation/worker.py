@@ -23,18 +23,15 @@ from typing import Any
 
 import numpy as np
 
+from validation.inputs import read_npz
+
 _CTYPES = {"i32": ctypes.c_int32, "i64": ctypes.c_int64, "f32": ctypes.c_float, "f64": ctypes.c_double,
            "bool": ctypes.c_int32, "char": ctypes.c_char}
 
 
 def _load(path: str) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-    scalars: dict[str, Any] = {}
-    arrays: dict[str, np.ndarray] = {}
-    with np.load(path, allow_pickle=False) as z:
-        for key in z.files:
-            kind, _, name = key.partition(":")
-            (scalars if kind == "s" else arrays)[name] = z[key][()] if kind == "s" else z[key]
-    return scalars, arrays
+    parts = read_npz(path)
+    return parts.get("s", {}), {k: v for kind, d in parts.items() if kind != "s" for k, v in d.items()}
 
 
 def _order(p: dict[str, Any]) -> str:
