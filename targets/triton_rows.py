@@ -74,31 +74,101 @@ def _contiguous_pos(kernel: ir.Kernel, array: str) -> int:
     return -1
 
 
+def _chain(lp: ir.Loop) -> list[ir.Loop]:
+    """``lp`` and the loops perfectly nested in it (each body exactly one loop)."""
+    chain = [lp]
+    while len(chain[-1].body) == 1 and isinstance(chain[-1].body[0], ir.Loop):
+        chain.append(chain[-1].body[0])
+    return chain
+
+
+def _slot(kernel: ir.Kernel, array: str, rank: int, depth: int, count: int) -> int:
+    """The index position the loop at ``depth`` of a ``count``-deep chain may use:
+    the innermost loop the contiguous dimension, the one around it the next, ..."""
+    from_contiguous = count - 1 - depth
+    return from_contiguous if _contiguous_pos(kernel, array) == 0 else rank - 1 - from_contiguous
+
+
+def _take(v: ir.Expr, best: ir.Var, better: str, nan: bool) -> ir.Expr:
+    """The condition of a first-max/min update (``parsers.torch_emit.arg_reduce``)."""
+    take: ir.Expr = ir.BinOp(better, v, best, ir.DType.BOOL)
+    if not nan:
+        return take
+    isnan_v = ir.BinOp("ne", v, v, ir.DType.BOOL)
+    isnan_b = ir.BinOp("ne", best, best, ir.DType.BOOL)
+    return ir.BinOp("and", ir.UnOp("not", isnan_b, ir.DType.BOOL),
+                    ir.BinOp("or", take, isnan_v, ir.DType.BOOL), ir.DType.BOOL)
+
+
+@dataclass(frozen=True)
+class ArgUpdate:
+    """``if take(v, best): best = v; where = index``: a first max/min and its index."""
+
+    best: ir.Var
+    where: ir.Var
+    value: ir.Expr
+    index: ir.Expr
+    better: str  # "gt" (max) or "lt" (min)
+    nan: bool  # NaN wins and stays (float values)
+
+
+def arg_update(s: ir.Stmt) -> ArgUpdate | None:
+    if not isinstance(s, ir.If) or s.orelse or len(s.then) != 2:
+        return None
+    a, b = s.then
+    if not (isinstance(a, ir.Assign) and isinstance(b, ir.Assign) and isinstance(a.target, ir.Var)
+            and isinstance(b.target, ir.Var) and a.target.name != b.target.name):
+        return None
+    names = {a.target.name, b.target.name}
+    if (scalar_reads(a.value) | scalar_reads(b.value)) & names:
+        return None
+    for better in ("gt", "lt"):
+        for nan in (True, False):
+            if nan and not a.target.dtype.is_float:
+                continue
+            if ir.expr_str(fold(s.cond)) == ir.expr_str(fold(_take(a.value, a.target, better, nan))):
+                return ArgUpdate(a.target, b.target, a.value, b.value, better, nan)
+    return None
+
+
 def _inner_ok(kernel: ir.Kernel, lp: ir.Loop, body: tuple[ir.Stmt, ...]) -> bool:
-    if fold(lp.step) != ir.Const(1, lp.step.dtype):
-        return False
-    if any(isinstance(n, ir.Load) for e in (lp.start, lp.stop) for n in ir.walk(e)):
-        return False
-    j = lp.var
+    chain = _chain(lp)
+    names = [c.var for c in chain]
+    for c in chain:
+        if fold(c.step) != ir.Const(1, c.step.dtype):
+            return False
+        if any(isinstance(n, ir.Load) for e in (c.start, c.stop) for n in ir.walk(e)):
+            return False
+        if (scalar_reads(c.start) | scalar_reads(c.stop)) & set(names):
+            return False  # not rectangular
+    inner = chain[-1]
+    j = names[-1]
     used = False
-    for array, index in _accesses(lp):
+    for array, index in _accesses(inner):
         if not index:
             continue
         pos = _contiguous_pos(kernel, array) % len(index)
         for k, e in enumerate(index):
-            if j in scalar_reads(e) and k != pos:
-                return False
+            for depth, v in enumerate(names):
+                if v in scalar_reads(e) and k != _slot(kernel, array, len(index), depth, len(names)):
+                    return False
         used |= j in scalar_reads(index[pos])
     if not used:
         return False
     assigned: set[str] = set()
     reductions: set[str] = set()
-    for s in lp.body:
+    for s in inner.body:
+        upd = arg_update(s)
+        if upd is not None:
+            if {upd.best.name, upd.where.name} & (assigned | reductions):
+                return False
+            reductions |= {upd.best.name, upd.where.name}
+            continue
         if not isinstance(s, ir.Assign):
             return False
         if isinstance(s.target, ir.Load):
-            pos = _contiguous_pos(kernel, s.target.array) % max(1, len(s.target.index))
-            if not s.target.index or j not in scalar_reads(s.target.index[pos]):
+            reads = set().union(*(scalar_reads(e) for e in s.target.index)) if s.target.index else set()
+            if not set(names) <= reads:  # every lane stores its own element
                 return False
             continue
         name = s.target.name
@@ -110,11 +180,14 @@ def _inner_ok(kernel: ir.Kernel, lp: ir.Loop, body: tuple[ir.Stmt, ...]) -> bool
         else:
             return False
     # a reduction variable is read nowhere else in the loop; a temporary nowhere outside it
-    for s in lp.body:
-        if not isinstance(s, ir.Assign):
-            continue
+    for s in inner.body:
         reads = scalar_reads(s)
-        own = {s.target.name} if isinstance(s.target, ir.Var) else set()
+        upd = arg_update(s)
+        if upd is not None:
+            own = {upd.best.name, upd.where.name}
+            reads = scalar_reads(upd.value) | scalar_reads(upd.index)
+        else:
+            own = {s.target.name} if isinstance(s, ir.Assign) and isinstance(s.target, ir.Var) else set()
         if (reads - own) & reductions:
             return False
     outside = [s for s in body if s is not lp]
@@ -219,7 +292,7 @@ class RowEmitter(_Emitter):
                 self.header = None
                 for s in nest.body:
                     if isinstance(s, ir.Loop):
-                        self.dev.stable = nest_vars | set(nest.scalars_in) | {s.var}
+                        self.dev.stable = nest_vars | set(nest.scalars_in) | {c.var for c in _chain(s)}
                         self.row_loop(s, single)
                     else:
                         self.scalar_stmt(s)
@@ -251,34 +324,53 @@ class RowEmitter(_Emitter):
             self.out(f"tl.store({py_name(s.target.array)} + {off}, {self.value(s.value, decl.dtype)})")
 
     def row_loop(self, lp: ir.Loop, single: bool = False) -> None:
+        """One inner loop (or a perfect chain of them, flattened into one lane index)
+        as BLOCK_N-wide chunks."""
         out = self.out
-        j = py_name(lp.var)
-        lo = self.dev.typed(lp.start, ir.DType.I64)
-        hi = self.dev.typed(lp.stop, ir.DType.I64)
+        chain = _chain(lp)
+        inner = chain[-1]
+        j = py_name(inner.var)
+        bounds = [(self.dev.typed(c.start, ir.DType.I64), self.dev.typed(c.stop, ir.DType.I64)) for c in chain]
         accs: dict[str, tuple[str, ir.Expr]] = {}
-        for s in lp.body:
-            red = _reduction(s) if isinstance(s, ir.Assign) else None
-            if red is not None and isinstance(s.target, ir.Var):
-                accs.setdefault(s.target.name, red)
+        args: list[ArgUpdate] = []
+        for st in inner.body:
+            red = _reduction(st) if isinstance(st, ir.Assign) else None
+            if red is not None and isinstance(st, ir.Assign) and isinstance(st.target, ir.Var):
+                accs.setdefault(st.target.name, red)
+            upd = arg_update(st)
+            if upd is not None and all(a.best != upd.best for a in args):
+                args.append(upd)
         for name, (op, _) in accs.items():
             dt = self.var_dtype(name)
             out(f"{py_name(name)}_acc = tl.full([BLOCK_N], {literal(float(IDENTITY[op]), dt, True)}, "
                 f"{dev_dtype(dt)})" if dt.is_float else
                 f"{py_name(name)}_acc = tl.full([BLOCK_N], {self._int_identity(op, dt)}, {dev_dtype(dt)})")
+        for a in args:  # per-lane best, its index and the lane's iteration that found it
+            b, w = py_name(a.best.name), py_name(a.where.name)
+            out(f"{b}_acc = tl.zeros([BLOCK_N], {dev_dtype(a.best.dtype)}) + {b}")
+            out(f"{w}_acc = tl.zeros([BLOCK_N], {dev_dtype(a.where.dtype)}) + {w}")
+            out(f"{b}_it = tl.full([BLOCK_N], -1, tl.int64)")
         mask = f"{j}_mask"
+        if len(chain) == 1:
+            lo, hi = bounds[0]
+            step_var, total, first = j, hi, lo
+        else:
+            step_var = f"{j}_flat"
+            trips = [f"({hi} - {lo})" for lo, hi in bounds]
+            out(f"{j}_count = {' * '.join(trips)}  # the {len(chain)} loops flattened, the innermost fastest")
+            total, first = f"{j}_count", "0"
         if single:
-            if (j, lo, hi) != self.header:  # another row range: the shared loads no longer apply
-                self.header = (j, lo, hi)
+            key = (j, *[t for b in bounds for t in b])
+            if key != self.header:  # another row range: the shared loads no longer apply
+                self.header = key
                 if self.dev.memo:
                     self.dev.memo = {}
-            out(f"{j} = {lo} + cols")
-            out(f"{mask} = {j} < {hi}")
-            self.chunk_body(lp, accs, mask)
+            out(f"{step_var} = {first} + cols")
+            self.chunk_body(chain, bounds, accs, args, mask, total)
         else:
-            with out.block(f"for {j}_0 in range({lo}, {hi}, BLOCK_N):"):
-                out(f"{j} = {j}_0 + cols")
-                out(f"{mask} = {j} < {hi}")
-                self.chunk_body(lp, accs, mask)
+            with out.block(f"for {step_var}_0 in range({first}, {total}, BLOCK_N):"):
+                out(f"{step_var} = {step_var}_0 + cols")
+                self.chunk_body(chain, bounds, accs, args, mask, total)
         self.dev.vector = set()
         self.dev.mask = None
         for name, (op, _) in accs.items():
@@ -288,12 +380,67 @@ class RowEmitter(_Emitter):
             else:
                 red, fn = ("tl.max", "tl.maximum") if op == "max" else ("tl.min", "tl.minimum")
                 out(f"{v} = {fn}({v}, {red}({v}_acc, axis=0))")
+        for a in args:
+            self.arg_combine(a)
 
-    def chunk_body(self, lp: ir.Loop, accs: dict[str, tuple[str, ir.Expr]], mask: str) -> None:
+    def arg_combine(self, a: ArgUpdate) -> None:
+        """Lanes to one result: the lanes holding the best value (a NaN when any lane
+        holds one), of those the one that found it first; its index."""
         out = self.out
-        self.dev.vector = {lp.var}
+        b, w = py_name(a.best.name), py_name(a.where.name)
+        red = "tl.max" if a.better == "gt" else "tl.min"
+        if a.nan:
+            fill = '-float("inf")' if a.better == "gt" else 'float("inf")'
+            out(f"{b}_nan = {b}_acc != {b}_acc")
+            out(f"{b}_any_nan = tl.max({b}_nan.to(tl.int32), axis=0) > 0")
+            out(f"{b}_top = {red}(tl.where({b}_nan, {fill}, {b}_acc), axis=0)")
+            out(f"{b}_cand = tl.where({b}_any_nan, {b}_nan, {b}_acc == {b}_top)")
+            out(f'{b} = tl.where({b}_any_nan, float("nan"), {b}_top).to({dev_dtype(a.best.dtype)})')
+        else:
+            out(f"{b} = {red}({b}_acc, axis=0)")
+            out(f"{b}_cand = {b}_acc == {b}")
+        out(f"{b}_first = tl.min(tl.where({b}_cand, {b}_it, {2**62}), axis=0)")
+        out(f"{w} = tl.max(tl.where({b}_cand & ({b}_it == {b}_first), {w}_acc, {-(2**62)}), axis=0)"
+            f".to({dev_dtype(a.where.dtype)})")
+
+    def chunk_body(self, chain: list[ir.Loop], bounds: list[tuple[str, str]], accs: dict[str, tuple[str, ir.Expr]],
+                   args: list[ArgUpdate], mask: str, total: str) -> None:
+        out = self.out
+        inner = chain[-1]
+        j = py_name(inner.var)
+        if len(chain) == 1:
+            out(f"{mask} = {j} < {total}")
+            it = j
+        else:
+            it = f"{j}_flat"
+            out(f"{mask} = {it} < {total}")
+            rest = it
+            for k in range(len(chain) - 1, -1, -1):
+                lo, hi = bounds[k]
+                v = py_name(chain[k].var)
+                if k == 0:
+                    out(f"{v} = {lo} + {rest}")
+                else:
+                    out(f"{v} = {lo} + {rest} % ({hi} - {lo})")
+                    out(f"{v}_rest = {rest} // ({hi} - {lo})")
+                    rest = f"{v}_rest"
+        self.dev.vector = {c.var for c in chain}
         self.dev.mask = mask
-        for s in lp.body:
+        by_best = {a.best.name: a for a in args}
+        for s in inner.body:
+            upd = arg_update(s)
+            if upd is not None:
+                a = by_best[upd.best.name]
+                b, w = py_name(a.best.name), py_name(a.where.name)
+                lane_best = ir.Var(f"{a.best.name}_acc", a.best.dtype)
+                self.dev.vector.add(lane_best.name)
+                cond = ir.substitute(s.cond, {a.best.name: lane_best})
+                assert isinstance(cond, ir.BinOp | ir.UnOp)
+                out(f"{b}_take = {mask} & ({self.value(cond, ir.DType.BOOL, '[BLOCK_N]')})")
+                out(f"{b}_acc = tl.where({b}_take, {self.value(a.value, a.best.dtype, '[BLOCK_N]')}, {b}_acc)")
+                out(f"{w}_acc = tl.where({b}_take, {self.value(a.index, a.where.dtype, '[BLOCK_N]')}, {w}_acc)")
+                out(f"{b}_it = tl.where({b}_take, {it}, {b}_it)")
+                continue
             assert isinstance(s, ir.Assign)
             if isinstance(s.target, ir.Load):
                 decl = self.kernel.param(s.target.array)
@@ -326,10 +473,10 @@ class RowEmitter(_Emitter):
         for name, lp in trips:
             lines.append(f"{name} = max(0, {self.host_trip(lp)})")
         rows = " * ".join(n for n, _ in trips)
-        first = next(s for s in nest.body if isinstance(s, ir.Loop))
-        reads = scalar_reads(first.start) | scalar_reads(first.stop)
+        chain = _chain(next(s for s in nest.body if isinstance(s, ir.Loop)))
+        reads = set().union(*(scalar_reads(c.start) | scalar_reads(c.stop) for c in chain))
         if reads <= set(nest.scalars_in) | {d.name for d in self.kernel.params}:
-            extent = f"max(1, {self.host(first.stop)} - ({self.host(first.start)}))"
+            extent = " * ".join(f"max(1, {self.host(c.stop)} - ({self.host(c.start)}))" for c in chain)
         else:
             extent = "1024"
         args = self.launch_args + [n for n, _ in trips]
