@@ -1,6 +1,7 @@
 """PyTorch eager vs torch.compile vs ours (ModelNew over the generated Triton kernels).
 
     python benchmarks/torch_bench.py OUT [--modules relu,softmax] [--quick] [--dry-run] [--tf32]
+                                         [--compare OUT2 [--compare-label NAME]]
 
 ``OUT`` is the output folder of a previous ``translate run`` of a ``language:
 pytorch`` workflow (e.g. ``examples/pytorch_ops/out/ops``): for every
@@ -12,6 +13,9 @@ tolerance, atol = rtol = 1e-4; a module whose output mismatches is not timed,
 and the table says so), then times all three side by side in one run with
 ``triton.testing.do_bench`` (median; warm-up; do_bench flushes the L2 between
 runs). It prints a table with the speedups over eager and their geometric means.
+``--compare OUT2`` adds a column: the ModelNew of the same file from another run
+(e.g. ``out/matmul_generated``, the generated tiled matmul instead of cuBLAS),
+checked and timed in the same run.
 
 ``--dry-run`` runs on a CPU: the Triton interpreter, the sizes the workflow
 validated at (read from ``OUT/golden/<stem>/case0.json``), ``torch.compile``
@@ -50,6 +54,7 @@ class Row:
     eager_ms: float | None = None
     compile_ms: float | None = None
     ours_ms: float | None = None
+    alt_ms: float | None = None
     status: str = "ok"
 
     def speedup(self, other: float | None) -> float | None:
@@ -120,15 +125,24 @@ def _sizes(out_dir: Path, stem: str) -> dict[str, Any]:
     return {k: tuple(v) if isinstance(v, list) else v for k, v in given.items()}
 
 
+def _program(out_dir: Path, stem: str, mod: ModuleType) -> Any:
+    """The source file loaded at the sizes it was validated at (dry runs)."""
+    sys.path.insert(0, str(REPO))
+    from parsers.torch import load_program
+
+    return load_program(Path(mod.source.__file__), _sizes(out_dir, stem))
+
+
+def _init_args(out_dir: Path, stem: str, mod: ModuleType, dry_run: bool) -> list[Any]:
+    return list(_program(out_dir, stem, mod).init_inputs) if dry_run else list(mod.get_init_inputs())
+
+
 def _build(out_dir: Path, stem: str, mod: ModuleType, dry_run: bool, device: Any) -> tuple[Any, Any, list[Any]]:
     """(model, model_new, inputs) at full size, or at the validated sizes for a dry run."""
     import torch
 
     if dry_run:
-        sys.path.insert(0, str(REPO))
-        from parsers.torch import load_program
-
-        program = load_program(Path(mod.source.__file__), _sizes(out_dir, stem))
+        program = _program(out_dir, stem, mod)
         base, init = program.model_cls, program.init_inputs
         get_inputs: Callable[[], list[Any]] = lambda: program.make_inputs(1)  # noqa: E731
     else:
@@ -143,18 +157,29 @@ def _build(out_dir: Path, stem: str, mod: ModuleType, dry_run: bool, device: Any
 
 
 def _measure(row: Row, model: Any, new: Any, inputs: list[Any], dry_run: bool,
-             timer: Callable[[Callable[[], Any]], float]) -> None:
-    """Check ModelNew and torch.compile against eager, then time what matched."""
+             timer: Callable[[Callable[[], Any]], float], alt: Any = None) -> None:
+    """Check ModelNew (and the compared one) and torch.compile against eager, then time
+    what matched."""
     import torch
 
     with torch.no_grad():
         want = model(*inputs)
+        if alt is not None:
+            try:
+                awhy = _mismatch(alt(*inputs), want)
+            except Exception as exc:
+                awhy = f"{type(exc).__name__}: {exc}"
+            if awhy:
+                row.status = f"compared not timed, output mismatch: {awhy}"[:160]
+            else:
+                row.alt_ms = timer(lambda: alt(*inputs))
         try:
             why = _mismatch(new(*inputs), want)
         except Exception as exc:
             why = f"{type(exc).__name__}: {exc}"
         if why:
-            row.status = f"ours not timed, output mismatch: {why}"[:160]
+            row.status = (row.status + "; " if row.status != "ok" else "") + \
+                f"ours not timed, output mismatch: {why}"[:160]
         compiled = torch.compile(model, backend="aot_eager" if dry_run else "inductor")
         try:
             cwhy = _mismatch(compiled(*inputs), want)
@@ -169,24 +194,30 @@ def _measure(row: Row, model: Any, new: Any, inputs: list[Any], dry_run: bool,
             row.ours_ms = timer(lambda: new(*inputs))
 
 
-def bench_module(out_dir: Path, path: Path, dry_run: bool, timer: Callable[[Callable[[], Any]], float]) -> Row:
+def bench_module(out_dir: Path, path: Path, dry_run: bool, timer: Callable[[Callable[[], Any]], float],
+                 alt_path: Path | None = None) -> Row:
     import torch
 
     stem = path.name[: -len("_model.py")]
     row = Row(stem)
     device = torch.device("cpu" if dry_run else "cuda")
+    alt = None
     try:
         mod = _import(path, f"kt_bench_{stem}")
         model, new, inputs = _build(out_dir, stem, mod, dry_run, device)
+        if alt_path is not None and alt_path.is_file():
+            alt_cls = _import(alt_path, f"kt_bench_alt_{stem}").model_new_class(type(model))
+            alt = alt_cls(*_init_args(out_dir, stem, mod, dry_run)).eval().to(device)
+            alt.load_state_dict(model.state_dict())
     except Exception as exc:
         row.status = f"not run: {type(exc).__name__}: {exc}"[:160]
         return row
     try:
-        _measure(row, model, new, inputs, dry_run, timer)
+        _measure(row, model, new, inputs, dry_run, timer, alt)
     except Exception as exc:  # e.g. out of memory at full size: this module only
         row.status = f"failed: {type(exc).__name__}: {exc}"[:160]
     finally:
-        del model, new, inputs
+        del model, new, inputs, alt
         if device.type == "cuda":
             torch.cuda.empty_cache()
     return row
@@ -197,7 +228,7 @@ def geomean(values: Sequence[float]) -> float | None:
     return math.exp(sum(math.log(v) for v in vals) / len(vals)) if vals else None
 
 
-def table(rows: Sequence[Row], note: str) -> str:
+def table(rows: Sequence[Row], note: str, alt_label: str | None = None) -> str:
     def ms(v: float | None) -> str:
         return f"{v:.3f}" if v is not None else "-"
 
@@ -206,9 +237,12 @@ def table(rows: Sequence[Row], note: str) -> str:
 
     lines = [note, "", f"{'module':<22} {'eager ms':>10} {'compile ms':>11} {'ours ms':>10} "
              f"{'compile/eager':>14} {'ours/eager':>11}  status", "-" * 100]
+    if alt_label:
+        lines[2] = lines[2].replace("  status", f" {alt_label + ' ms':>14} {alt_label[:9] + '/eager':>16}  status")
     for r in rows:
+        extra = f" {ms(r.alt_ms):>14} {x(r.speedup(r.alt_ms)):>16}" if alt_label else ""
         lines.append(f"{r.module:<22} {ms(r.eager_ms):>10} {ms(r.compile_ms):>11} {ms(r.ours_ms):>10} "
-                     f"{x(r.speedup(r.compile_ms)):>14} {x(r.speedup(r.ours_ms)):>11}  {r.status}")
+                     f"{x(r.speedup(r.compile_ms)):>14} {x(r.speedup(r.ours_ms)):>11}{extra}  {r.status}")
     gc = geomean([r.speedup(r.compile_ms) or 0 for r in rows])
     go = geomean([r.speedup(r.ours_ms) or 0 for r in rows])
     both = [r for r in rows if r.compile_ms and r.ours_ms]
@@ -219,6 +253,11 @@ def table(rows: Sequence[Row], note: str) -> str:
     if both:
         rel = geomean([r.compile_ms / r.ours_ms for r in both if r.compile_ms and r.ours_ms])
         lines.append(f"ours vs torch.compile, geometric mean over {len(both)} modules: {x(rel)}")
+    pairs = [r for r in rows if r.alt_ms and r.ours_ms]
+    if alt_label and pairs:
+        rel = geomean([r.alt_ms / r.ours_ms for r in pairs if r.alt_ms and r.ours_ms])
+        lines.append(f"ours vs {alt_label} (time ratio {alt_label}/ours), geometric mean over {len(pairs)} modules: "
+                     f"{x(rel)}")
     return "\n".join(lines)
 
 
@@ -228,6 +267,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--modules", default="", help="comma-separated file stems (default: all)")
     ap.add_argument("--quick", action="store_true", help="fewer timing repetitions")
     ap.add_argument("--dry-run", action="store_true", help="CPU, Triton interpreter, validated (tiny) sizes")
+    ap.add_argument("--compare", type=Path, default=None,
+                    help="another run's output folder: its ModelNew of the same files is timed alongside")
+    ap.add_argument("--compare-label", default="compared", help="the column name of --compare")
     ap.add_argument("--tf32", action="store_true", help="leave PyTorch's TF32 defaults (cuDNN convolutions in TF32)")
     args = ap.parse_args(argv)
     if args.dry_run:
@@ -250,13 +292,14 @@ def main(argv: list[str] | None = None) -> int:
     timer = _timer(args.dry_run, args.quick)
     rows = []
     for p in paths:
-        rows.append(bench_module(args.out_dir.resolve(), p, args.dry_run, timer))
+        alt = args.compare.resolve() / "pytorch" / p.name if args.compare else None
+        rows.append(bench_module(args.out_dir.resolve(), p, args.dry_run, timer, alt))
         print(f"  {rows[-1].module}: {rows[-1].status}", file=sys.stderr, flush=True)
     where = ("DRY RUN (CPU, Triton interpreter, validated sizes, perf_counter; times are not measurements)"
              if args.dry_run else f"{torch.cuda.get_device_name()} | torch {torch.__version__} | triton "
              f"{__import__('triton').__version__} | do_bench median ms{' (quick)' if args.quick else ''} | "
              f"TF32 {'PyTorch defaults' if args.tf32 else 'off'}")
-    print(table(rows, where))
+    print(table(rows, where, args.compare_label if args.compare else None))
     return 0 if all(r.status == "ok" for r in rows) else 1
 
 

@@ -8,6 +8,9 @@
   (``tl.dot`` has no f64 on every GPU). When the nest right after it is a pure
   elementwise tail over exactly its output (``epilogue_ok``), that nest is
   rendered into the kernel's store: the epilogue.
+  With ``Schedule.matmul_library`` (the workflows' default) the product is
+  instead a library call, ``torch.matmul`` into the output (cuBLAS on a GPU),
+  where the operands share one dtype; its tail then runs as its own kernel.
 * convolutions: a library call through torch (cuDNN on a GPU), marked in the
   generated code and in ``Rendered.notes``.
 """
@@ -21,6 +24,7 @@ from translate.schedule import DeviceExtern, DeviceNest, arrays_written
 
 CONV_KWARGS = ("stride", "padding", "dilation", "groups", "output_padding")
 LIBRARY_NOTE = "library call: cuDNN through torch"
+MATMUL_LIBRARY_NOTE = "library call: cuBLAS through torch"
 
 
 def _names(index: tuple[ir.Expr, ...]) -> tuple[str, ...] | None:
@@ -301,3 +305,43 @@ def conv_lines(kernel: ir.Kernel, ext: DeviceExtern, host: HostExpr) -> list[str
             "not a generated kernel",
             f"{py_name(out.name)}.copy_(torch.nn.functional.{op.op}({x}, {w}, {bias}"
             f"{', ' + kwargs if kwargs else ''}).to({TORCH_DTYPE[out.dtype]}).reshape(-1))"]
+
+
+def _matrix_view(d: ir.Array, host: HostExpr, trans: bool) -> str:
+    """The logical matrix (or batch of matrices) of operand ``d`` as a torch view of
+    its flat tensor: column-major storage is the transpose of a row-major view."""
+    dims = [host(x) for x in d.shape]
+    if d.layout is ir.Layout.LEFT:
+        text = f"{py_name(d.name)}.view({dims[1]}, {dims[0]}).mT"
+    else:
+        text = f"{py_name(d.name)}.view({', '.join(dims)})"
+    return f"{text}.mT" if trans else text
+
+
+def library_matmul_ok(kernel: ir.Kernel, op: ir.Extern) -> bool:
+    """Whether the matmul can be one ``torch.matmul`` call into its output."""
+    try:
+        a, b, c = matmul_dims(kernel, op)
+    except (UnsupportedExpr, KeyError):
+        return False
+    return a.dtype == b.dtype == c.dtype and c.dtype.is_float
+
+
+def library_matmul_lines(kernel: ir.Kernel, ext: DeviceExtern, host: HostExpr) -> list[str]:
+    """A matmul as ``torch.matmul`` with ``out=`` the output's storage (cuBLAS on a GPU).
+    A column-major output is written as its transpose: C^T = B^T A^T."""
+    op = ext.op
+    a, b, c = matmul_dims(kernel, op)
+    ta, tb = bool(op.attr("trans_a", False)), bool(op.attr("trans_b", False))
+    av, bv = _matrix_view(a, host, ta), _matrix_view(b, host, tb)
+    dims = [host(x) for x in c.shape]
+    if c.layout is ir.Layout.LEFT:
+        call = f"torch.matmul({bv}.mT, {av}.mT, out={py_name(c.name)}.view({dims[1]}, {dims[0]}))"
+    else:
+        call = f"torch.matmul({av}, {bv}, out={py_name(c.name)}.view({', '.join(dims)}))"
+    origin = f"{kernel.origin.path}:{op.line}" if op.line else str(kernel.origin)
+    what = f"{a.name}{'^T' if ta else ''} @ {b.name}{'^T' if tb else ''} -> {c.name}"
+    return [f"# {ext.name}: matmul {what} at {origin} -- {MATMUL_LIBRARY_NOTE} (torch.matmul), "
+            "not a generated kernel",
+            f"if {py_name(c.name)}.numel() > 0:",
+            f"    {call}"]

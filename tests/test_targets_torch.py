@@ -121,6 +121,22 @@ def test_matmul_tail_becomes_the_epilogue() -> None:
     assert triton_kernels(plain.source) == ["linear_relu_extern1", "linear_relu_loop1"]
 
 
+@pytest.mark.parametrize("name", ["linear_relu", "bmm", "matmul_local_tail"])
+def test_library_matmul_is_torch_matmul_then_the_tail(name: str, tmp_path: Path) -> None:
+    """Schedule.matmul_library: the product is one torch.matmul into the output (cuBLAS
+    on a GPU), said so in the code and the notes; the tail is its own kernel; the
+    numbers match torch and the generated kernel."""
+    case = CASES[name]()
+    lib = get_renderer("triton").render(case.kernel, Schedule(matmul_library=True))
+    assert "torch.matmul(" in lib.source and "library call: cuBLAS through torch" in lib.source
+    assert any("cuBLAS through torch" in n for n in lib.notes)
+    assert "tl.dot" not in lib.source  # no generated product kernel
+    got, want = run_triton(case, load(lib, tmp_path, "lib"), lib.symbol)
+    for key, w in want.items():
+        torch.testing.assert_close(got[key].float(), w.float(), atol=case.tol, rtol=case.tol)
+        assert not torch.isnan(got[key].float()).any()
+
+
 def test_a_tail_that_reads_across_tiles_is_not_fused(tmp_path: Path) -> None:
     """out2[i, j] = out[i, n-1-j]: another tile's element, so the matmul stores first."""
     case = CASES["linear_relu"]()

@@ -64,6 +64,7 @@ CONFIG_NAME = "workflows.yaml"
 LANGUAGES = ("fortran", "c", "pytorch")
 TARGETS = ("kokkos", "cuda", "triton")
 PROVIDERS = ("none", "openai")
+MATMUL_CHOICES = ("library", "generated")
 GENERATORS = ("normal", "uniform", "positive", "spd", "diag_dominant")
 
 WORKFLOW_KEYS = (
@@ -74,7 +75,7 @@ REGION_KEYS = ("sizes", "values", "inputs", "shapes", "module", "init")
 PYTORCH_ONLY_KEYS = ("module", "init")
 VALIDATE_KEYS = ("trials", "tolerance", "rtol", "atol")
 TOLERANCE_KEYS = ("rtol", "atol")
-OPTIMIZE_KEYS = ("budget",)
+OPTIMIZE_KEYS = ("budget", "matmul")
 AGENT_KEYS = ("provider", "model", "base_url", "api_key_env")
 PREPROCESS_KEYS = ("include", "defines")
 
@@ -102,6 +103,10 @@ class ValidateConfig:
 @dataclass(frozen=True)
 class OptimizeConfig:
     budget: int = 0  # schedule variants per slow region; 0 turns optimization off
+    # Triton target: a matmul (and bmm, linear) runs as cuBLAS through torch ("library",
+    # faster on the H200 in fp32/fp64: docs/STATUS.md) or as the generated tiled kernel
+    # with its elementwise tail fused ("generated")
+    matmul: str = "library"
 
     @property
     def enabled(self) -> bool:
@@ -373,9 +378,13 @@ def _workflow(c: Checker, name: str, body: object, base: Path, config_path: Path
     optimize = OptimizeConfig()
     if "optimize" in w:
         o = c.mapping(w["optimize"], (*p, "optimize"), OPTIMIZE_KEYS)
-        if "budget" in o:
-            budget = c.integer(o["budget"], (*p, "optimize", "budget"), minimum=0)
-            optimize = OptimizeConfig(budget if budget is not None else 0)
+        budget = c.integer(o["budget"], (*p, "optimize", "budget"), minimum=0) if "budget" in o else 0
+        matmul = o.get("matmul", "library")
+        if matmul not in MATMUL_CHOICES:
+            c.error((*p, "optimize", "matmul"), f"unknown matmul choice {describe(matmul)}"
+                    f"{did_you_mean(str(matmul), MATMUL_CHOICES)}; expected one of: {', '.join(MATMUL_CHOICES)}")
+            matmul = "library"
+        optimize = OptimizeConfig(budget or 0, str(matmul))
     agent = _agent(c, (*p, "agent"), w.get("agent"))
     preprocess = _preprocess(c, (*p, "preprocess"), w.get("preprocess"), root if root_ok else None)
 

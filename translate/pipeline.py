@@ -175,7 +175,7 @@ class WorkflowRun:
         from targets.base import Unsupported, get_renderer
 
         kernel = self._analysed(name)
-        schedule = Schedule(level=level)
+        schedule = Schedule(level=level, matmul_library=self.workflow.optimize.matmul == "library")
         out: dict[str, dict[str, Any]] = {}
         for target in targets:
             try:

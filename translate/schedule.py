@@ -79,6 +79,9 @@ class Schedule:
     row_programs: bool = True
     # the elementwise nest right after a matmul becomes the matmul kernel's epilogue
     fuse_epilogues: bool = True
+    # Triton: a matmul runs as cuBLAS through torch (its tail a kernel after it) instead of
+    # the generated tiled kernel, where the operands allow (same dtype)
+    matmul_library: bool = False
 
     def describe(self) -> str:
         return ["as analysed", "outermost loop parallel only", "serial on the device"][self.level]
