@@ -153,7 +153,7 @@ def test_all_errors_collected_each_with_its_line(tmp_path: Path) -> None:
             targets: [kokkos, trition, kokkos]
             sizes: {n: 1e6, m: true, k: 2.5, ok: 3}
             validate: {trials: 0}
-            optimize: {budget: -1}
+            optimize: {budget: -1, matmul: cublas}
             agent: {provider: anthropic}
             output: ""
             inputs: {a: spd, b: diag_dominat, c: "int:5:1", d: "int:x:y"}
@@ -171,6 +171,7 @@ def test_all_errors_collected_each_with_its_line(tmp_path: Path) -> None:
         ":6: workflows.w.sizes.k: expected an integer, got a number (2.5)",
         ":7: workflows.w.validate.trials: must be >= 1, got 0",
         ":8: workflows.w.optimize.budget: must be >= 0, got -1",
+        ":8: workflows.w.optimize.matmul: unknown matmul choice a string ('cublas')",
         ":9: workflows.w.agent.provider: unknown provider a string ('anthropic')",
         ":10: workflows.w.output: expected a non-empty string",
         ":11: workflows.w.inputs.b: unknown input generator 'diag_dominat' (did you mean 'diag_dominant'?)",
