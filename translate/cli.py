@@ -1,7 +1,7 @@
 """`translate`: the command line.
 
     translate run PROJECT [--workflow W]... [--targets kokkos,triton] [--resume]
-    translate doctor
+    translate doctor [--measure | --remeasure] [--gpu | --cpu]   # toolchains; the machine's ceilings
     translate parse FILE...            # the IR and loop analysis of Fortran files
     translate check OUT --targets cuda,triton   # re-validate generated code against golden data
 """
@@ -106,6 +106,31 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     print(f"cuda:   {cuda}")
     print(f"triton: {'runs on the GPU' if have.get('cuda-gpu') else 'runs in the interpreter (CPU)'}")
     print(f"reference (Fortran): {'f2py + gfortran' if have.get('gfortran') and have.get('f2py') else 'unavailable'}")
+    print()
+    return _doctor_ceilings(args)
+
+
+def _doctor_ceilings(args: argparse.Namespace) -> int:
+    """The measured ceilings: measured (or loaded) with --measure, else whatever is cached."""
+    from validation import ceilings as ce
+
+    device = "gpu" if args.gpu else "cpu" if args.cpu else "auto"
+    try:
+        if args.measure or args.remeasure:
+            found = ce.load_or_measure(remeasure=args.remeasure, device=device)
+            print(ce.format_ceilings(found, ce.cache_path(found.device)))
+            return 0
+        kind = ce.resolve(device)
+        kinds = ["gpu", "cpu"] if device == "auto" and kind == "gpu" else [kind]
+    except RuntimeError as err:
+        print(f"ceilings: {err}", file=sys.stderr)
+        return 1
+    for kind in kinds:
+        name = ce.device_name(kind)
+        cached = ce.load_cached(name)
+        print(ce.format_ceilings(cached, ce.cache_path(name)) if cached else
+              f"ceilings of {name}: not measured; run `translate doctor --measure --{kind}` "
+              f"(caches them in {ce.cache_path(name)})")
     return 0
 
 
@@ -151,6 +176,11 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--strict", action="store_true", help="exit 1 if any region or target failed")
     run.set_defaults(func=cmd_run)
     doctor = sub.add_parser("doctor", help="which toolchains and backends are usable here, and why not")
+    doctor.add_argument("--measure", action="store_true", help="measure the ceilings (or load them if cached)")
+    doctor.add_argument("--remeasure", action="store_true", help="measure the ceilings again, replacing the cache")
+    which = doctor.add_mutually_exclusive_group()
+    which.add_argument("--gpu", action="store_true", help="the ceilings of the CUDA GPU")
+    which.add_argument("--cpu", action="store_true", help="the ceilings of the CPU (default: the GPU if any)")
     doctor.set_defaults(func=cmd_doctor)
     parse = sub.add_parser("parse", help="print the IR and loop analysis of Fortran files")
     parse.add_argument("files", nargs="+")
