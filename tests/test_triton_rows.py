@@ -25,6 +25,7 @@ from translate import ir  # noqa: E402
 from translate.schedule import Schedule  # noqa: E402
 
 HEADER = "import torch\nimport torch.nn as nn\n\n"
+DEV = "cpu" if os.environ.get("TRITON_INTERPRET") == "1" else "cuda"
 
 
 def kernel_for(tmp: Path, name: str, forward: str, rank: int) -> ir.Kernel:
@@ -56,15 +57,15 @@ def call(mod: ModuleType, symbol: str, kernel: ir.Kernel, x: torch.Tensor, out_s
          out_dtype: torch.dtype) -> torch.Tensor:
     arrays = [p for p in kernel.params if isinstance(p, ir.Array)]
     assert len(arrays) == 2, [p.name for p in kernel.params]
-    out = torch.full(out_shape, -7, dtype=out_dtype).reshape(-1)
-    args: dict[str, object] = {arrays[0].name: x.contiguous().reshape(-1), arrays[1].name: out}
+    out = torch.full(out_shape, -7, dtype=out_dtype, device=DEV).reshape(-1)
+    args: dict[str, object] = {arrays[0].name: x.contiguous().reshape(-1).to(DEV), arrays[1].name: out}
     for p in kernel.params:
         if isinstance(p, ir.Scalar):
             m = re.fullmatch(r".*_d(\d+)", p.name)
             assert m, p.name
             args[p.name] = x.shape[int(m.group(1))]
     getattr(mod, symbol)(**args)
-    return out.reshape(out_shape)
+    return out.reshape(out_shape).cpu()
 
 
 def test_mean_over_trailing_dims_is_one_flattened_row(tmp_path: Path) -> None:

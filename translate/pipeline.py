@@ -215,6 +215,11 @@ class WorkflowRun:
                 self._reference = build if build.ok else False
             return self._reference or None
 
+    def reference_build(self) -> Any:
+        """The workflow's reference build (``validation.runners.ReferenceBuild``), or None."""
+        self._load()
+        return self._shared_reference()
+
     def validate(self, name: str, targets: list[str], level: int) -> dict[str, dict[str, Any]]:
         from validation.region import validate_region
 

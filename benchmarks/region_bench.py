@@ -1,0 +1,346 @@
+"""Fortran regions at GPU size: the reference on the CPU, the targets on the GPU, and
+the fraction of the machine's roofline each reaches.
+
+Two steps, because the GPU machine has no gfortran and no Fortran frontend::
+
+    # here (gfortran, f2py, Kokkos): scale each validated region's sizes until it moves
+    # --bytes (default 2 GB, many times an H200's 60 MB L2), time the f2py reference and
+    # Kokkos (Serial) on this CPU, and write one plan file per region
+    python benchmarks/region_bench.py plan PLAN_DIR [--project .] [--workflow W ...] [--bytes 2e9]
+
+    # on the GPU (torch, triton, nvcc): the same cases, CUDA and Triton timed with CUDA
+    # events (L2 flushed, median), rates against `translate doctor --measure`'s ceilings
+    python benchmarks/region_bench.py gpu PLAN_DIR [--regions a,b]
+
+``plan`` reads each workflow's ``report.json`` and keeps the regions validated for
+CUDA or Triton; the generated files are the ones in the workflow's output folder
+(what was validated). Sizes no larger than 2 (lower bounds, strides) are not scaled;
+pinned ``values`` take their first listed value. A reference that would take more
+than ``--max-ref-s`` is timed at a smaller size and scaled by the work (marked ``~``).
+Both steps print a table; ``gpu`` also writes ``PLAN_DIR/results.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import pickle
+import sys
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from translate import ir  # noqa: E402
+from validation.costs import Work, work  # noqa: E402
+from validation.inputs import make_case  # noqa: E402
+from validation.signature import signature  # noqa: E402
+
+SEED = 20261202
+
+
+def _env(kernel: ir.Kernel, sizes: dict[str, int], scalars: dict[str, Any]) -> dict[str, Any]:
+    env = dict(scalars)
+    for k, v in sizes.items():
+        for p in kernel.params:
+            if p.name.lower() == k.lower():
+                env[p.name] = v
+        env[k] = v
+        env[k.lower()] = v
+    return env
+
+
+def _scaled(sizes: dict[str, int], f: float) -> dict[str, int]:
+    return {k: (max(int(v), round(int(v) * f)) if int(v) > 2 else int(v)) for k, v in sizes.items()}
+
+
+def scale_to(kernel: ir.Kernel, sizes: dict[str, int], values: dict[str, Any], inputs: dict[str, str],
+             target_bytes: float, project: Path) -> tuple[dict[str, int], Work]:
+    """The smallest common growth of ``sizes`` (steps of 1.25x) whose work moves
+    ``target_bytes``; the sizes as given when the work does not grow with them
+    (arrays of fixed extent, e.g. in COMMON blocks)."""
+    base = make_case(kernel, sizes, values, inputs, SEED, project)
+    first = work(kernel, _env(kernel, sizes, base.scalars))
+    f, best = 1.0, (dict(sizes), first)
+    for step in range(1, 120):
+        if best[1].bytes >= target_bytes:
+            break
+        if step == 8 and best[1].bytes <= first.bytes:
+            return dict(sizes), first
+        f *= 1.25
+        trial = _scaled(sizes, f)
+        best = (trial, work(kernel, _env(kernel, trial, base.scalars)))
+    return best
+
+
+def _guess_cpu_s(w: Work) -> float:
+    return max(w.bytes / 10e9, w.flops / 2e9)  # a generous CPU: 10 GB/s, 2 GFLOP/s
+
+
+def reference_sizes(kernel: ir.Kernel, sizes: dict[str, int], values: dict[str, Any], inputs: dict[str, str],
+                    w: Work, max_s: float, project: Path) -> tuple[dict[str, int], float]:
+    """Sizes to time the CPU reference at, and the factor that scales its time to
+    ``sizes``: the sizes themselves (factor 1) unless the reference would take longer
+    than ``max_s``; then shrunk in steps of 1.25x and scaled back by the flops
+    (compute-heavy regions) or the bytes."""
+    f, small, smaller = 1.0, sizes, w
+    while _guess_cpu_s(smaller) > max_s and f > 1e-3:
+        f /= 1.25
+        small = {k: (max(3, round(v * f)) if v > 2 else v) for k, v in sizes.items()}
+        smaller = work(kernel, _env(kernel, small, make_case(kernel, small, values, inputs, SEED,
+                                                                 project).scalars))
+    if small is sizes:
+        return sizes, 1.0
+    heavy = w.flops >= w.bytes
+    return small, (w.flops / max(smaller.flops, 1)) if heavy else (w.bytes / max(smaller.bytes, 1))
+
+
+# ---------------------------------------------------------------- plan (CPU)
+
+
+def plan(args: argparse.Namespace) -> int:
+    from translate.config import load
+    from translate.pipeline import WorkflowRun
+    from validation.profile import time_reference, time_shim
+    from validation.runners import build_candidate
+
+    cfg = load(args.project)
+    out = Path(args.plan_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for wname, wf in cfg.workflows.items():
+        if wf.language != "fortran" or (args.workflow and wname not in args.workflow):
+            continue
+        report = wf.output_dir / "report.json"
+        if not report.is_file():
+            print(f"{wname}: no report.json (run `translate run` first); skipped", file=sys.stderr)
+            continue
+        doc = json.loads(report.read_text())
+        run = WorkflowRun(wf, Path(args.project), printer=lambda _m: None)
+        ref_build = run.reference_build()
+        for region in doc.get("regions", []):
+            name = region["name"]
+            ok = [t for t in ("cuda", "triton") if region.get("targets", {}).get(t, {}).get("status")
+                  in ("validated", "compiled")]
+            if not ok:
+                continue
+            kernel = run.kernel(name)
+            rc = wf.region(name)
+            values = {k: (v[0] if isinstance(v, list) else v) for k, v in rc.values.items()}
+            sizes, w = scale_to(kernel, dict(rc.sizes), values, dict(rc.inputs), args.bytes, wf.root)
+            print(f"{wname}/{name}: sizes {sizes}: {w.bytes / 1e9:.2f} GB, {w.flops / 1e9:.2f} GFLOP",
+                  file=sys.stderr, flush=True)
+            if w.bytes == 0:
+                continue
+            entry: dict[str, Any] = {"workflow": wname, "region": name, "sizes": sizes, "values": values,
+                                     "inputs": dict(rc.inputs), "root": str(wf.root), "bytes": w.bytes,
+                                     "flops": w.flops, "estimate": w.estimate, "targets": ok,
+                                     "files": {t: str(wf.output_dir / t) for t in ok}}
+            # the reference (and Kokkos) on this CPU, at a smaller size when it would take too long
+            ref_sizes, factor = reference_sizes(kernel, sizes, values, dict(rc.inputs), w, args.max_ref_s, wf.root)
+            case = make_case(kernel, ref_sizes, values, rc.inputs, SEED, wf.root)
+            sig = signature(kernel, case.env | {k: v for k, v in ref_sizes.items() if k not in case.scalars})
+            if ref_build is not None and ref_build.lib_dir is not None:
+                t = time_reference(ref_build.lib_dir, ref_build.module, kernel, sig, case.scalars,
+                                   {k: v.copy() for k, v in case.arrays.items()})
+                entry["ref_time_s"] = t.median_s * factor
+                entry["ref_estimated"] = factor != 1.0
+            kb = build_candidate("kokkos", wf.output_dir / "kokkos", kernel)
+            if kb.ok and kb.artifact is not None:
+                t = time_shim(kb.artifact, kernel, sig, case.scalars, {k: v.copy() for k, v in case.arrays.items()})
+                entry["kokkos_cpu_time_s"] = t.median_s * factor
+            del case
+            (out / f"{wname}__{name}.pkl").write_bytes(pickle.dumps({"kernel": kernel, **entry}))
+            rows.append(entry)
+    print(_cpu_table(rows))
+    return 0
+
+
+def _ms(v: float | None, approx: bool = False) -> str:
+    return "-" if v is None else f"{'~' if approx else ''}{v * 1e3:.3f}"
+
+
+def _cpu_table(rows: list[dict[str, Any]]) -> str:
+    lines = [f"{'region':<38} {'GB':>7} {'GFLOP':>8} {'ref CPU ms':>12} {'kokkos CPU ms':>14}", "-" * 80]
+    for r in rows:
+        lines.append(f"{r['workflow'] + '/' + r['region']:<38} {r['bytes'] / 1e9:>7.2f} {r['flops'] / 1e9:>8.2f} "
+                     f"{_ms(r.get('ref_time_s'), r.get('ref_estimated', False)):>12} "
+                     f"{_ms(r.get('kokkos_cpu_time_s'), r.get('ref_estimated', False)):>14}")
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------- gpu
+
+
+def gpu(args: argparse.Namespace) -> int:
+    import torch
+
+    from validation.ceilings import load_or_measure
+    from validation.profile import build_cuda_entry, cuda_call, precision, rates, time_on_gpu, triton_call
+    from validation.runners import candidate_file
+
+    if not torch.cuda.is_available():
+        print("region_bench gpu: no CUDA GPU", file=sys.stderr)
+        return 2
+    ceilings = load_or_measure(device="gpu")
+    plan_dir = Path(args.plan_dir)
+    wanted = {r for r in args.regions.split(",") if r}
+    plans = [pickle.loads(p.read_bytes()) for p in sorted(plan_dir.glob("*.pkl"))]
+    plans = [d for d in plans if not wanted or d["region"] in wanted]
+    _prebuild_cuda(plans, plan_dir / ".cache")
+    results = []
+    for doc in plans:
+        kernel: ir.Kernel = doc.pop("kernel")
+        row = dict(doc)
+        try:
+            case = make_case(kernel, doc["sizes"], doc["values"], doc["inputs"], SEED, _local(Path(doc["root"])))
+            sig = signature(kernel, case.env | {k: v for k, v in doc["sizes"].items() if k not in case.scalars})
+            w = Work(doc["bytes"], doc["flops"], doc["estimate"])
+            for target in doc["targets"]:
+                files = _local(Path(doc["files"][target]))
+                src = candidate_file(target, files, kernel.name)
+                try:
+                    if src is None:
+                        raise FileNotFoundError(f"no {target} file for {kernel.name} in {files}")
+                    arrays = {k: v.copy() for k, v in case.arrays.items()}
+                    if target == "cuda":
+                        lib = build_cuda_entry(src, kernel, signature(kernel), plan_dir / ".cache")
+                        call, _ = cuda_call(lib, kernel, sig, case.scalars, arrays)
+                    else:
+                        call, _ = triton_call(src, kernel, sig, case.scalars, arrays)
+                    t = time_on_gpu(call)
+                    row[target] = rates(w, t.median_s, ceilings, precision(kernel)).as_dict()
+                except Exception as exc:  # one target's failure does not stop the table
+                    row[target] = {"error": f"{type(exc).__name__}: {exc}"[:200]}
+                torch.cuda.empty_cache()
+            if "matmul" in doc["region"] and {"m", "n", "k"} <= set(doc["sizes"]):
+                row["cublas"] = _cublas(doc["sizes"], kernel, ceilings)
+            del case
+        except Exception as exc:
+            row["error"] = f"{type(exc).__name__}: {exc}"[:200]
+        results.append(row)
+        print(f"  {doc['workflow']}/{doc['region']}: " + ", ".join(
+            f"{t} {row[t]['time_s'] * 1e3:.3f} ms" if "time_s" in row.get(t, {}) else f"{t} {row.get(t)}"
+            for t in doc["targets"]), file=sys.stderr, flush=True)
+        (plan_dir / "results.json").write_text(json.dumps({"ceilings": ceilings.__dict__, "regions": results},
+                                                          indent=1))
+    print(f"{ceilings.device}: copy {ceilings.copy_gbps:.0f} GB/s, fp64 {ceilings.fp64_gflops / 1e3:.1f} TFLOP/s, "
+          f"fp32 {ceilings.fp32_gflops / 1e3:.1f} TFLOP/s (FMA); cuBLAS fp64 {ceilings.gemm_fp64_gflops / 1e3:.1f}, "
+          f"fp32 {ceilings.gemm_fp32_gflops / 1e3:.1f} TFLOP/s")
+    print(gpu_table(results))
+    return 0
+
+
+def _prebuild_cuda(plans: list[dict[str, Any]], cache: Path) -> None:
+    """Compile every CUDA profiling entry at once (nvcc is slow; the GPU host has many cores)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from validation.profile import build_cuda_entry
+    from validation.runners import candidate_file
+
+    def one(doc: dict[str, Any]) -> None:
+        src = candidate_file("cuda", _local(Path(doc["files"]["cuda"])), doc["kernel"].name)
+        if src is not None:
+            try:
+                build_cuda_entry(src, doc["kernel"], signature(doc["kernel"]), cache)
+            except Exception as exc:  # reported again when the region is timed
+                print(f"  {doc['region']}: cuda entry: {exc}", file=sys.stderr)
+
+    with ThreadPoolExecutor(max_workers=16) as pool:
+        list(pool.map(one, [d for d in plans if "cuda" in d["targets"]]))
+
+
+def _cublas(sizes: dict[str, int], kernel: ir.Kernel, ceilings: Any) -> dict[str, Any]:
+    """torch.matmul (cuBLAS, no TF32) at the region's m, n, k and precision, for the
+    matrix-product regions: the rate a generated product is judged against."""
+    import torch
+
+    from validation.profile import precision, rates, time_on_gpu
+
+    torch.backends.cuda.matmul.allow_tf32 = False
+    dt = torch.float64 if precision(kernel) == "fp64" else torch.float32
+    m, n, k = sizes["m"], sizes["n"], sizes["k"]
+    a = torch.randn(m, k, dtype=dt, device="cuda")
+    b = torch.randn(k, n, dtype=dt, device="cuda")
+    c = torch.empty(m, n, dtype=dt, device="cuda")
+    t = time_on_gpu(lambda: torch.matmul(a, b, out=c))
+    w = Work((m * k + k * n + m * n) * a.element_size(), 2 * m * n * k, False)
+    return rates(w, t.median_s, ceilings, precision(kernel)).as_dict()
+
+
+def _local(path: Path) -> Path:
+    """A plan written on another machine names its files there: find them under this checkout."""
+    if path.exists():
+        return path
+    parts = path.parts
+    for k in range(len(parts)):
+        cand = REPO.joinpath(*parts[k:])
+        if cand.exists():
+            return cand
+    return path
+
+
+def gpu_table(results: list[dict[str, Any]]) -> str:
+    head = (f"{'region':<38} {'GB':>6} {'GFLOP':>8} {'ref CPU ms':>11} | {'cuda ms':>9} {'GB/s':>6} {'roof':>5} "
+            f"{'vs ref':>7} | {'triton ms':>9} {'GB/s':>6} {'roof':>5} {'vs ref':>7}")
+    lines = [head, "-" * len(head)]
+    fracs: dict[str, list[float]] = {"cuda": [], "triton": []}
+    for r in results:
+        cells = []
+        for t in ("cuda", "triton"):
+            d = r.get(t)
+            if not d:
+                cells.append(f"{'-':>9} {'':>6} {'':>5} {'':>7}")
+            elif "error" in d:
+                cells.append(f"{'failed':>9} {'':>6} {'':>5} {'':>7}")
+            else:
+                ref = r.get("ref_time_s")
+                vs = f"{ref / d['time_s']:.0f}x" if ref else "-"
+                frac = d["fraction_of_peak"]
+                fracs[t].append(frac)
+                cells.append(f"{d['time_s'] * 1e3:>9.3f} {d['gbps']:>6.0f} {frac * 100:>4.0f}% {vs:>7}")
+        lines.append(f"{r['workflow'] + '/' + r['region']:<38} {r['bytes'] / 1e9:>6.2f} {r['flops'] / 1e9:>8.2f} "
+                     f"{_ms(r.get('ref_time_s'), r.get('ref_estimated', False)):>11} | {cells[0]} | {cells[1]}")
+    lines.append("-" * len(head))
+    for t, fs in fracs.items():
+        if fs:
+            g = math.exp(sum(math.log(max(f, 1e-9)) for f in fs) / len(fs))
+            lines.append(f"{t}: {len(fs)} regions timed; roofline fraction geometric mean {g * 100:.0f}%, "
+                         f"at least 80%: {sum(f >= 0.8 for f in fs)}")
+    lines.append("roof: the time the ceilings allow (bytes at the copy bandwidth or flops at the FMA rate) / "
+                 "the time measured; vs ref: speedup over the f2py reference on the planning CPU "
+                 "(~: timed smaller, scaled by the work)")
+    for r in results:
+        if r.get("cublas"):
+            cb = r["cublas"]
+            mine = [f"{t} {cb['time_s'] / r[t]['time_s']:.2f}x" for t in ("cuda", "triton")
+                    if isinstance(r.get(t), dict) and "time_s" in r[t]]
+            lines.append(f"  {r['region']}: cuBLAS (torch.matmul, same m, n, k) {cb['time_s'] * 1e3:.3f} ms, "
+                         f"{cb['gflops'] / 1e3:.1f} TFLOP/s; generated as a fraction of cuBLAS: {', '.join(mine)}")
+    for r in results:
+        errs = [f"{t}: {r[t]['error']}" for t in ("cuda", "triton") if isinstance(r.get(t), dict) and "error" in r[t]]
+        if r.get("error") or errs:
+            lines.append(f"  {r['region']}: {r.get('error') or '; '.join(errs)}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="region_bench", description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="step", required=True)
+    p = sub.add_parser("plan", help="on the CPU machine: scale, time the reference, write plan files")
+    p.add_argument("plan_dir")
+    p.add_argument("--project", default=".")
+    p.add_argument("--workflow", action="append", default=[])
+    p.add_argument("--bytes", type=float, default=2e9, help="compulsory bytes each region should move")
+    p.add_argument("--max-ref-s", type=float, default=2.0, help="time the reference smaller when slower")
+    g = sub.add_parser("gpu", help="on the GPU: time CUDA and Triton on the planned cases")
+    g.add_argument("plan_dir")
+    g.add_argument("--regions", default="")
+    args = ap.parse_args(argv)
+    return plan(args) if args.step == "plan" else gpu(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

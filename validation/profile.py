@@ -1,0 +1,225 @@
+"""Timing the reference and the candidates of one region on one case, and the
+rates they reach against the machine's ceilings (DESIGN.md, "Profiling and
+optimization").
+
+* GPU (CUDA, Triton): the arrays are put on the device once; each timed call is
+  only the launch of the generated code (:func:`validation.timing.time_gpu`: CUDA
+  events, warm-up, L2 flushed between runs, median). CUDA runs its launcher
+  ``NAME_cuda(..., stream)`` on device pointers through a small ``extern "C"``
+  entry compiled next to the generated file (the ``kt_`` shim would time the
+  host copies too).
+* CPU (the f2py reference, Kokkos through its ``kt_`` shim on host arrays):
+  :func:`validation.timing.time_cpu` (``perf_counter``, median).
+
+Repeated calls update inout arrays in place (``y = y + a*x`` grows): the values
+drift, the work does not.
+
+:func:`rates` turns a time and the region's :class:`validation.costs.Work` into
+GB/s, GFLOP/s and the fraction of the roofline: the time the machine's ceilings
+allow (bytes at the copy bandwidth or flops at the FMA rate of the region's
+precision, whichever takes longer) over the time measured.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import importlib.util
+import shutil
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from translate import ir
+from validation import worker
+from validation.ceilings import Ceilings
+from validation.costs import Work
+from validation.runners import _hash, _publish, run_process
+from validation.timing import Timing, time_cpu, time_gpu
+
+_C_TYPES = {"i32": "int", "i64": "long long", "f32": "float", "f64": "double", "bool": "bool", "char": "char"}
+
+
+@dataclass(frozen=True)
+class Rates:
+    time_s: float
+    gbps: float
+    gflops: float
+    fraction_of_peak: float | None  # None without ceilings
+    bound: str  # "memory" or "compute": which ceiling the roofline applies
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"time_s": self.time_s, "gbps": self.gbps, "gflops": self.gflops,
+                "fraction_of_peak": self.fraction_of_peak, "bound": self.bound}
+
+
+def precision(kernel: ir.Kernel) -> str:
+    """"fp64" when any floating array is f64, else "fp32" (the FMA ceiling that applies)."""
+    return "fp64" if any(a.dtype is ir.DType.F64 for a in kernel.arrays) else "fp32"
+
+
+def rates(work: Work, seconds: float, ceilings: Ceilings | None, prec: str = "fp64") -> Rates:
+    gbps = work.bytes / seconds / 1e9 if seconds > 0 else 0.0
+    gflops = work.flops / seconds / 1e9 if seconds > 0 else 0.0
+    if ceilings is None or seconds <= 0:
+        return Rates(seconds, gbps, gflops, None, "memory")
+    peak = ceilings.fp64_gflops if prec == "fp64" else ceilings.fp32_gflops
+    t_mem = work.bytes / (ceilings.copy_gbps * 1e9)
+    t_fp = work.flops / (peak * 1e9) if peak > 0 else 0.0
+    return Rates(seconds, gbps, gflops, max(t_mem, t_fp) / seconds, "memory" if t_mem >= t_fp else "compute")
+
+
+# ------------------------------------------------------------------ CPU
+
+
+def time_reference(lib_dir: Path, module: str, kernel: ir.Kernel, sig: dict[str, Any], scalars: dict[str, Any],
+                   arrays: dict[str, np.ndarray], min_time_s: float = 0.2, reps: int = 5) -> Timing:
+    """The f2py reference (``kt_ref_NAME`` of ``module`` in ``lib_dir``), in this process."""
+    job = {"lib_dir": str(lib_dir), "module": module, "entry": f"kt_ref_{kernel.name.lower()}", "sig": sig}
+    worker._prepare(sig, arrays)
+    return time_cpu(lambda: worker.run_reference(job, scalars, arrays), warmup=1, reps=reps, min_time_s=min_time_s)
+
+
+def time_shim(lib: Path, kernel: ir.Kernel, sig: dict[str, Any], scalars: dict[str, Any],
+              arrays: dict[str, np.ndarray], min_time_s: float = 0.2, reps: int = 5) -> Timing:
+    """A ``kt_NAME`` C shim on host arrays (Kokkos), in this process."""
+    job = {"lib": str(lib), "entry": f"kt_{kernel.name.lower()}", "sig": sig}
+    worker._prepare(sig, arrays)
+    return time_cpu(lambda: worker.run_ctypes(job, scalars, arrays), warmup=1, reps=reps, min_time_s=min_time_s)
+
+
+# ------------------------------------------------------------------ GPU
+
+
+def _device_arrays(sig: dict[str, Any], arrays: dict[str, np.ndarray]) -> dict[str, Any]:
+    import torch
+
+    out = {}
+    for p in sig["params"]:
+        if p["kind"] == "array":
+            flat = arrays[p["name"]].reshape(-1, order=worker._order(p))
+            out[p["name"]] = torch.from_numpy(np.ascontiguousarray(flat)).to("cuda")
+    return out
+
+
+DeviceCall = tuple[Callable[[], object], dict[str, Any]]  # the call and the device arrays it works on
+
+
+def triton_call(launcher: Path, kernel: ir.Kernel, sig: dict[str, Any], scalars: dict[str, Any],
+                arrays: dict[str, np.ndarray]) -> DeviceCall:
+    """The Triton launcher bound to device copies of the arrays: a call launches the kernels."""
+    spec = importlib.util.spec_from_file_location(f"kt_profile_{launcher.stem}", launcher)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod
+    spec.loader.exec_module(mod)
+    fn = getattr(mod, kernel.name.lower())
+    dev = _device_arrays(sig, arrays)
+    args = [dev[p["name"]] if p["kind"] == "array" else worker._scalar_py(scalars[p["name"]], p["dtype"])
+            for p in sig["params"]]
+    return (lambda: fn(*args)), dev
+
+
+def cuda_entry_source(cu_file: Path, kernel: ir.Kernel, sig: dict[str, Any]) -> str:
+    """An ``extern "C"`` entry ``kt_dev_NAME`` that calls the launcher on device
+    pointers on the default stream and returns the ``cudaError_t`` as an int."""
+    name = kernel.name.lower()
+    params, args = [], []
+    for p in sig["params"]:
+        ctype = _C_TYPES[p["dtype"]]
+        if p["kind"] == "array":
+            params.append(f"void* {p['name']}")
+            args.append(f"static_cast<{ctype}*>({p['name']})")
+        elif p["intent"] == "in":
+            params.append(f"{ctype} {p['name']}")
+            args.append(p["name"])
+        else:
+            params.append(f"{ctype}* {p['name']}")
+            args.append(f"*{p['name']}")
+    if sig["result"]:
+        params.append(f"{_C_TYPES[sig['result']]}* kt_result")
+        args.append("*kt_result")
+    return (f'// Profiling entry for {name}_cuda (device pointers, default stream).\n'
+            f'#include "{cu_file.resolve()}"\n\n'
+            f'extern "C" int kt_dev_{name}({", ".join(params) or "void"}) {{\n'
+            f"    return static_cast<int>({name}_cuda({', '.join([*args, '0'])}));\n}}\n")
+
+
+def build_cuda_entry(cu_file: Path, kernel: ir.Kernel, sig: dict[str, Any], cache_dir: Path,
+                     timeout: float = 600) -> Path:
+    """Compile :func:`cuda_entry_source` (cached by content) and return the shared library."""
+    src = cuda_entry_source(cu_file, kernel, sig)
+    key = _hash("cuda-profile", src, cu_file.read_text(errors="replace"))
+    final = cache_dir / "cuda-profile" / key
+    if (final / "lib.so").exists():
+        return final / "lib.so"
+    tmp = cache_dir / "cuda-profile" / f".{key}-tmp"
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    (tmp / "entry.cu").write_text(src)
+    cmd = ["nvcc", "-std=c++17", "-O3", "-Xcompiler", "-fPIC", "-shared", "-gencode", "arch=compute_90,code=sm_90",
+           f"-I{cu_file.parent}", "entry.cu", "-o", "lib.so"]
+    r = run_process(cmd, "cuda profile entry compile", timeout, cwd=tmp)
+    if not r.ok:
+        raise RuntimeError(f"nvcc failed for {cu_file.name}: {r.reason}")
+    _publish(tmp, final)
+    return final / "lib.so"
+
+
+def cuda_call(lib: Path, kernel: ir.Kernel, sig: dict[str, Any], scalars: dict[str, Any],
+              arrays: dict[str, np.ndarray]) -> DeviceCall:
+    """``kt_dev_NAME`` bound to device copies of the arrays: a call launches the kernels
+    (returns the CUDA error code; 0 is success)."""
+    dll = ctypes.CDLL(str(lib))
+    fn = getattr(dll, f"kt_dev_{kernel.name.lower()}")
+    dev = _device_arrays(sig, arrays)
+    args: list[Any] = []
+    argtypes: list[Any] = []
+    for p in sig["params"]:
+        ct = worker._CTYPES[p["dtype"]] if p["dtype"] != "bool" else ctypes.c_bool
+        if p["kind"] == "array":
+            args.append(ctypes.c_void_p(dev[p["name"]].data_ptr()))
+            argtypes.append(ctypes.c_void_p)
+            continue
+        value = scalars[p["name"]]
+        box = ct(str(value).encode()[:1] or b" ") if p["dtype"] == "char" else \
+            ct(float(value)) if p["dtype"] in ("f32", "f64") else ct(int(value))
+        if p["intent"] == "in":
+            args.append(box)
+            argtypes.append(ct)
+        else:
+            args.append(ctypes.byref(box))
+            argtypes.append(ctypes.POINTER(ct))
+    if sig["result"]:
+        res = worker._CTYPES[sig["result"]]()
+        args.append(ctypes.byref(res))
+        argtypes.append(ctypes.POINTER(worker._CTYPES[sig["result"]]))
+    fn.argtypes = argtypes
+    fn.restype = ctypes.c_int
+
+    def call() -> int:
+        err = fn(*args)
+        if err:
+            raise RuntimeError(f"kt_dev_{kernel.name.lower()} returned CUDA error {err}")
+        return err
+
+    return call, dev
+
+
+def time_on_gpu(call: Callable[[], object], reps: int = 30, budget_s: float = 3.0) -> Timing:
+    """``time_gpu`` with the repetitions cut so that slow calls stay within about
+    ``budget_s`` (at least 5 runs)."""
+    import time
+
+    import torch
+
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    call()
+    torch.cuda.synchronize()
+    once = time.perf_counter() - t0
+    reps = max(5, min(reps, int(budget_s / max(once, 1e-6))))
+    return time_gpu(call, warmup=1 if once > 0.05 else 3, reps=reps, flush_l2=True)
