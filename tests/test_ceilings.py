@@ -191,10 +191,12 @@ def test_fma_kernel_in_interpreter() -> None:
     torch = pytest.importorskip("torch")
     from triton.runtime.interpreter import InterpretedFunction
 
+    from validation.fma_kernel import fma_chains
+
     x = torch.rand(3 * 16, dtype=torch.float64)
     bc = torch.tensor([0.75, 0.125], dtype=torch.float64)
     out = torch.empty_like(x)
-    InterpretedFunction(ce._fma_kernel.fn)[(3,)](x, bc, out, 2, BLOCK=16, UNROLL=ce.FMA_UNROLL)
+    InterpretedFunction(fma_chains.fn)[(3,)](x, bc, out, 2, BLOCK=16, UNROLL=ce.FMA_UNROLL)
     chains = [x.numpy(), x.numpy() + 0.125, x.numpy() - 0.125, x.numpy() * 0.75]
     for _ in range(2 * ce.FMA_UNROLL):
         chains = [a * 0.75 + 0.125 for a in chains]

@@ -24,14 +24,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
-import triton
-import triton.language as tl
 
 from validation.timing import time_cpu, time_gpu
 
 Kind = Literal["gpu", "cpu"]
-FMA_CHAINS = 4  # independent accumulators per lane in _fma_kernel
-FMA_UNROLL = 8  # FMAs per chain per loop trip
+FMA_UNROLL = 8  # FMAs per chain per loop trip of validation.fma_kernel.fma_chains
 
 
 @dataclass(frozen=True)
@@ -56,27 +53,6 @@ class Ceilings:
             return cls(**{k: v for k, v in data.items() if k in known})
         except (AttributeError, TypeError) as exc:
             raise ValueError(f"not a ceilings JSON object: {exc}") from exc
-
-
-@triton.jit
-def _fma_kernel(x_ptr, bc_ptr, out_ptr, n_iter, BLOCK: tl.constexpr, UNROLL: tl.constexpr):
-    """FMA_CHAINS independent chains a = a * b + c (tl.fma: one instruction whatever the
-    fp-fusion default) per lane, n_iter * UNROLL each; b, c come from memory, so nothing folds."""
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    x = tl.load(x_ptr + offs)
-    bb = tl.load(bc_ptr)
-    cc = tl.load(bc_ptr + 1)
-    a0 = x
-    a1 = x + cc
-    a2 = x - cc
-    a3 = x * bb
-    for _i in range(n_iter):
-        for _j in tl.static_range(UNROLL):
-            a0 = tl.fma(a0, bb, cc)
-            a1 = tl.fma(a1, bb, cc)
-            a2 = tl.fma(a2, bb, cc)
-            a3 = tl.fma(a3, bb, cc)
-    tl.store(out_ptr + offs, (a0 + a1) + (a2 + a3))
 
 
 def _now() -> str:
@@ -182,12 +158,14 @@ def _gpu_copy_gbps(nbytes: int, reps: int) -> float:
 def _gpu_fma_gflops(dtype: Any, programs: int, block: int, iters: int, reps: int) -> float:
     import torch
 
+    from validation.fma_kernel import FMA_CHAINS, fma_chains
+
     x = torch.rand(programs * block, dtype=dtype, device="cuda")
     bc = torch.tensor([0.999999, 1e-6], dtype=dtype, device="cuda")
     out = torch.empty_like(x)
 
     def launch() -> object:
-        return _fma_kernel[(programs,)](x, bc, out, iters, BLOCK=block, UNROLL=FMA_UNROLL)
+        return fma_chains[(programs,)](x, bc, out, iters, BLOCK=block, UNROLL=FMA_UNROLL)
 
     flops = 2.0 * x.numel() * FMA_CHAINS * FMA_UNROLL * iters
     return flops / time_gpu(launch, warmup=2, reps=reps).median_s / 1e9
@@ -208,6 +186,10 @@ def measure_gpu(*, copy_bytes: int = 2 << 30, gemm_n: int = 8192, fma_iters: int
 
     copy = _gpu_copy_gbps(copy_bytes, reps)
     programs = torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count * programs_per_sm
+    import triton
+
+    from validation.fma_kernel import FMA_CHAINS
+
     f32, f64 = (_gpu_fma_gflops(dt, programs, block, fma_iters, reps) for dt in (torch.float32, torch.float64))
     matmul = torch.backends.cuda.matmul
     allow_tf32 = matmul.allow_tf32
