@@ -20,11 +20,15 @@ def region_graph() -> StateGraph:
     g.add_node("translate", nodes.translate)
     g.add_node("validate", nodes.validate)
     g.add_node("retry", nodes.retry)
+    g.add_node("profile", nodes.profile)
+    g.add_node("optimize", nodes.optimize)
     g.add_node("finish", nodes.finish)
     g.add_edge(START, "translate")
     g.add_edge("translate", "validate")
-    g.add_conditional_edges("validate", nodes.route_after_validate, ["retry", "finish"])
+    g.add_conditional_edges("validate", nodes.route_after_validate, ["retry", "profile"])
     g.add_edge("retry", "translate")
+    g.add_conditional_edges("profile", nodes.route_after_profile, ["optimize", "finish"])
+    g.add_edge("optimize", "finish")
     g.add_edge("finish", END)
     return g
 

@@ -59,10 +59,26 @@ def validate(state: RegionState, runtime: Runtime[WorkflowRun]) -> dict[str, Any
     return {"outcome": outcome, "pending": [], "retry": state.get("retry", []) + again, "attempts": attempts}
 
 
-def route_after_validate(state: RegionState) -> Literal["retry", "finish"]:
+def route_after_validate(state: RegionState) -> Literal["retry", "profile"]:
     if state.get("retry") and state.get("level", 0) < MAX_LEVEL:
         return "retry"
-    return "finish"
+    return "profile"
+
+
+def profile(state: RegionState, runtime: Runtime[WorkflowRun]) -> dict[str, Any]:
+    """Time the validated targets that run here against the reference."""
+    timed = runtime.context.profile(state["region"]["name"], state.get("outcome", {}), state.get("level", 0))
+    return {"outcome": {**state.get("outcome", {}), **timed}} if timed else {}
+
+
+def route_after_profile(state: RegionState, runtime: Runtime[WorkflowRun]) -> Literal["optimize", "finish"]:
+    return "optimize" if runtime.context.slow_targets(state.get("outcome", {})) else "finish"
+
+
+def optimize(state: RegionState, runtime: Runtime[WorkflowRun]) -> dict[str, Any]:
+    """The schedule-variant search for the targets below the workflow's roofline fraction."""
+    found = runtime.context.optimize(state["region"]["name"], state.get("outcome", {}), state.get("level", 0))
+    return {"outcome": {**state.get("outcome", {}), **found}} if found else {}
 
 
 def retry(state: RegionState, runtime: Runtime[WorkflowRun]) -> dict[str, Any]:

@@ -41,6 +41,21 @@ class ScriptedRun:
         ok = name == "a" or level == 2
         return {t: target_entry("validated" if ok else "failed", None if ok else "off by one") for t in targets}
 
+    def profile(self, name: str, outcome: dict[str, Any], level: int) -> dict[str, Any]:
+        """Kokkos of 'a' is slow (20% of its roofline); everything else is fast."""
+        self.calls.append(("profile", name, level))
+        return {t: {**e, "time_s": 1.0, "fraction_of_peak": 0.2 if (name, t) == ("a", "kokkos") else 0.9}
+                for t, e in outcome.items() if e["status"] == "validated"}
+
+    def slow_targets(self, outcome: dict[str, Any]) -> list[str]:
+        return [t for t, e in outcome.items() if e.get("fraction_of_peak", 1.0) < 0.5]
+
+    def optimize(self, name: str, outcome: dict[str, Any], level: int) -> dict[str, Any]:
+        self.calls.append(("optimize", name, level))
+        found = [{"variant": "as analysed, block 256", "time_s": 1.0}]
+        return {t: {**outcome[t], "time_s": 0.4, "variant": "outermost loop parallel only, block 256",
+                    "search": found} for t in self.slow_targets(outcome)}
+
     def region_entry(self, region: dict[str, Any], outcome: dict[str, Any], attempts: list[Any]) -> dict[str, Any]:
         return {"name": region["name"], "targets": outcome, "attempts": attempts}
 
@@ -51,8 +66,8 @@ class ScriptedRun:
 
 def test_route_after_validate_caps_retries() -> None:
     assert nodes.route_after_validate({"retry": ["kokkos"], "level": 0}) == "retry"
-    assert nodes.route_after_validate({"retry": ["kokkos"], "level": 2}) == "finish"
-    assert nodes.route_after_validate({"retry": [], "level": 0}) == "finish"
+    assert nodes.route_after_validate({"retry": ["kokkos"], "level": 2}) == "profile"
+    assert nodes.route_after_validate({"retry": [], "level": 0}) == "profile"
 
 
 def test_fan_out_skips_unsupported_regions() -> None:
@@ -77,6 +92,11 @@ def test_graph_retries_failed_region_with_more_conservative_schedule() -> None:
     assert [a["level"] for a in by_name["b"]["attempts"] if a["target"] == "kokkos"] == [0, 1, 2]
     assert final["errors"] == ["src/bad.f:3: syntax error (file skipped)"]
     assert final["report"] == "report.json"
+    # every region is profiled once validation is over; only the slow target is optimized
+    assert sorted((op, w) for op, w, _ in run.calls if op in ("profile", "optimize")) == \
+        [("optimize", "a"), ("profile", "a"), ("profile", "b")]
+    assert by_name["a"]["targets"]["kokkos"]["time_s"] == 0.4 and by_name["a"]["targets"]["kokkos"]["search"]
+    assert by_name["a"]["targets"]["triton"]["time_s"] == 1.0 and "search" not in by_name["a"]["targets"]["triton"]
 
 
 class InterruptedRun(ScriptedRun):

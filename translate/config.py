@@ -75,7 +75,7 @@ REGION_KEYS = ("sizes", "values", "inputs", "shapes", "module", "init")
 PYTORCH_ONLY_KEYS = ("module", "init")
 VALIDATE_KEYS = ("trials", "tolerance", "rtol", "atol")
 TOLERANCE_KEYS = ("rtol", "atol")
-OPTIMIZE_KEYS = ("budget", "matmul")
+OPTIMIZE_KEYS = ("budget", "matmul", "fraction", "sizes")
 AGENT_KEYS = ("provider", "model", "base_url", "api_key_env")
 PREPROCESS_KEYS = ("include", "defines")
 
@@ -107,6 +107,10 @@ class OptimizeConfig:
     # faster on the H200 in fp32/fp64: docs/STATUS.md) or as the generated tiled kernel
     # with its elementwise tail fused ("generated")
     matmul: str = "library"
+    # a target below this fraction of its roofline gets the variant search
+    fraction: float = 0.5
+    # sizes regions are profiled at (default: the validation sizes); they override those
+    sizes: Mapping[str, int] = field(default_factory=dict)
 
     @property
     def enabled(self) -> bool:
@@ -384,7 +388,12 @@ def _workflow(c: Checker, name: str, body: object, base: Path, config_path: Path
             c.error((*p, "optimize", "matmul"), f"unknown matmul choice {describe(matmul)}"
                     f"{did_you_mean(str(matmul), MATMUL_CHOICES)}; expected one of: {', '.join(MATMUL_CHOICES)}")
             matmul = "library"
-        optimize = OptimizeConfig(budget or 0, str(matmul))
+        fraction = c.non_negative_number(o["fraction"], (*p, "optimize", "fraction")) if "fraction" in o else 0.5
+        if fraction is not None and fraction > 1:
+            c.error((*p, "optimize", "fraction"), f"a fraction of the roofline is at most 1, got {fraction}")
+        osizes = _settings(c, (*p, "optimize"), {"sizes": o.get("sizes")}, norm, language)[0] if "sizes" in o else {}
+        optimize = OptimizeConfig(budget or 0, str(matmul), float(fraction if fraction is not None else 0.5),
+                                  {k: v for k, v in osizes.items() if isinstance(v, int)})
     agent = _agent(c, (*p, "agent"), w.get("agent"))
     preprocess = _preprocess(c, (*p, "preprocess"), w.get("preprocess"), root if root_ok else None)
 

@@ -47,6 +47,8 @@ class WorkflowRun:
         self._torch: dict[str, Any] = {}  # PyTorch regions (translate.pytorch_steps.TorchRegion) by name
         self._notes: dict[str, dict[str, list[str]]] = {}  # Rendered.notes by region and target
         self._model_new: dict[str, tuple[str | None, str | None]] = {}  # ModelNew file or why not
+        self._timing = threading.Lock()  # one timed region at a time: concurrent timings disturb each other
+        self._profiles: dict[str, tuple[Any, float | None]] = {}  # region -> (ProfileCase, reference seconds)
         self._started = time.monotonic()
         self._done = 0
         self._total = 0
@@ -175,7 +177,7 @@ class WorkflowRun:
         from targets.base import Unsupported, get_renderer
 
         kernel = self._analysed(name)
-        schedule = Schedule(level=level, matmul_library=self.workflow.optimize.matmul == "library")
+        schedule = self._schedule(level)
         out: dict[str, dict[str, Any]] = {}
         for target in targets:
             try:
@@ -220,13 +222,25 @@ class WorkflowRun:
         self._load()
         return self._shared_reference()
 
-    def validate(self, name: str, targets: list[str], level: int) -> dict[str, dict[str, Any]]:
+    def _run_validation(self, name: str, dirs: dict[str, Path], level: int, reference: Any = None,
+                        record_golden: bool = True) -> Any:
+        """``validation.region.validate_region`` of a Fortran region with the workflow's settings."""
         from validation.region import validate_region
 
         kernel = self._analysed(name)
         cfg = self.workflow.region(name)
         vcfg = self.workflow.validate
         tolerance = (vcfg.rtol, vcfg.atol) if vcfg.rtol is not None and vcfg.atol is not None else None
+        return validate_region(
+            kernel, self._files, dirs, cfg.sizes, cfg.values, cfg.inputs, vcfg.trials, region=name,
+            workdir=self.out_dir / ".build" / name, cache_dir=self.cache_dir,
+            golden_root=self.out_dir / "golden" if record_golden else None,
+            reference=reference or self._shared_reference(), include=self.workflow.include_dirs(),
+            defines=dict(self.workflow.preprocess.defines), timeout=self.timeout, tolerance=tolerance,
+            project_dir=self.workflow.root, schedule_level=level)
+
+    def validate(self, name: str, targets: list[str], level: int) -> dict[str, dict[str, Any]]:
+        kernel = self._analysed(name)
         self.progress(f"{name}: validating {', '.join(targets)} (schedule: {Schedule(level=level).describe()})")
         torch_region = self._torch.get(name)
         reference = None if torch_region else self._shared_reference()  # None: the region builds its own
@@ -240,13 +254,7 @@ class WorkflowRun:
                                         {t: self.out_dir / t for t in targets}, self.out_dir, self.cache_dir,
                                         self.timeout, level)
             else:
-                result = validate_region(
-                kernel, self._files, {t: self.out_dir / t for t in targets}, cfg.sizes, cfg.values, cfg.inputs,
-                vcfg.trials, region=name, workdir=self.out_dir / ".build" / name, cache_dir=self.cache_dir,
-                golden_root=self.out_dir / "golden", reference=reference,
-                include=self.workflow.include_dirs(),
-                    defines=dict(self.workflow.preprocess.defines), timeout=self.timeout, tolerance=tolerance,
-                    project_dir=self.workflow.root, schedule_level=level)
+                result = self._run_validation(name, {t: self.out_dir / t for t in targets}, level, reference)
         except Exception as exc:  # never let one region stop the run
             return {t: target_entry("failed", f"validation error: {type(exc).__name__}: {exc}", retryable=False)
                     for t in targets}
@@ -265,6 +273,96 @@ class WorkflowRun:
                                   files=self._target_files(name, t), schedule=Schedule(level=level).describe())
             detail = f" (rel L2 {tv.rel_l2_err:.1e}, {tv.trials} trials)" if ran else f": {reason}"
             self.progress(f"{name}: {t} {status}{detail}")
+        return out
+
+    # ------------------------------------------------------- profile/optimize
+
+    def _schedule(self, level: int, block: int = 256) -> Schedule:
+        return Schedule(level=level, block=block, matmul_library=self.workflow.optimize.matmul == "library")
+
+    def profile(self, name: str, outcome: dict[str, dict[str, Any]], level: int) -> dict[str, dict[str, Any]]:
+        """Time the reference and every validated target that runs on this machine at the
+        profiling sizes (translate.optimize_steps); the changed target entries. PyTorch
+        regions are timed by benchmarks/torch_bench.py instead."""
+        from translate import optimize_steps as opt
+
+        ready = [t for t, e in outcome.items() if e.get("status") == "validated" and opt.runs_here(t)]
+        if name in self._torch or not ready:
+            return {}
+        kernel = self._analysed(name)
+        out: dict[str, dict[str, Any]] = {}
+        with self._timing:
+            try:
+                pc = opt.profile_case(kernel, self.workflow.region(name), self.workflow.optimize, self.workflow.root)
+                ref_s = opt.time_reference(self._shared_reference(), kernel, pc, self._profile_dir(name))
+            except Exception as exc:  # profiling never fails a validated region
+                return {t: {**outcome[t], "profile_error": f"{type(exc).__name__}: {exc}"[:300]} for t in ready}
+            self._profiles[name] = (pc, ref_s)
+            for t in ready:
+                try:
+                    seconds = opt.time_target(t, self.out_dir / t, kernel, pc, self.cache_dir,
+                                              self._profile_dir(name))
+                    fields = opt.measured(t, kernel, pc, seconds, ref_s, self._schedule(level).variant())
+                    out[t] = {**outcome[t], **fields}
+                except Exception as exc:
+                    out[t] = {**outcome[t], "profile_error": f"{type(exc).__name__}: {exc}"[:300]}
+                    continue
+                e = out[t]
+                frac = f", {e['fraction_of_peak'] * 100:.0f}% of the roofline" if e["fraction_of_peak"] else ""
+                vs = f", {e['speedup']:.2f}x the reference" if e["speedup"] else ""
+                self.progress(f"{name}: {t} {e['time_s'] * 1e3:.3f} ms{vs}{frac}")
+        return out
+
+    def _profile_dir(self, name: str) -> Path:
+        return self.out_dir / ".build" / name / "profile"
+
+    def slow_targets(self, outcome: dict[str, dict[str, Any]]) -> list[str]:
+        """Profiled targets below the workflow's fraction of the roofline (the optimize step's work)."""
+        cfg = self.workflow.optimize
+        if not cfg.enabled:
+            return []
+        return [t for t, e in outcome.items()
+                if e.get("fraction_of_peak") is not None and e["fraction_of_peak"] < cfg.fraction]
+
+    def optimize(self, name: str, outcome: dict[str, dict[str, Any]], level: int) -> dict[str, dict[str, Any]]:
+        """The variant search for each slow target; the winner's files replace the output's."""
+        from targets.base import get_renderer
+        from translate import optimize_steps as opt
+        from validation.ceilings import device_name
+
+        if name not in self._profiles:
+            return {}
+        kernel = self._analysed(name)
+        pc, ref_s = self._profiles[name]
+        cache = opt.ResultCache(self.cache_dir / "profile")
+        out: dict[str, dict[str, Any]] = {}
+        for t in self.slow_targets(outcome):
+            e = outcome[t]
+            current = self._schedule(level)
+            scratch = self.out_dir / ".build" / name / "variants"
+            device = device_name("gpu" if t in opt.GPU_TARGETS else "cpu")
+
+            def check(folder: Path, sch: Schedule, t: str = t) -> tuple[str, str | None]:
+                r = self._run_validation(name, {t: folder}, sch.level, record_golden=False).targets[t]
+                return r.status, r.reason or None
+
+            def timer(folder: Path, t: str = t) -> float:
+                return opt.time_target(t, folder, kernel, pc, self.cache_dir, self._profile_dir(name))
+
+            self.progress(f"{name}: {t} at {e['fraction_of_peak'] * 100:.0f}% of the roofline: trying "
+                          f"{self.workflow.optimize.budget} schedule variants")
+            with self._timing:
+                best, best_s, history = opt.search(t, kernel, pc, current, e["time_s"], self.workflow.optimize.budget,
+                                                   scratch, cache, device, check, timer)
+            entry = {**e, "search": history}
+            if best != current:
+                get_renderer(t, best).render(kernel, best).write(self.out_dir)
+                entry.update(opt.measured(t, kernel, pc, best_s, ref_s, best.variant()))
+                entry.update(schedule=best.describe(), time_before_search_s=e["time_s"])
+                self.progress(f"{name}: {t} {best.variant()} wins: {e['time_s'] * 1e3:.3f} -> {best_s * 1e3:.3f} ms")
+            else:
+                self.progress(f"{name}: {t} keeps {current.variant()} (no variant was faster)")
+            out[t] = entry
         return out
 
     def _target_files(self, name: str, target: str) -> list[str]:

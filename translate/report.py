@@ -8,7 +8,12 @@ The JSON keys are a contract other tools read:
                                 "reason", "max_abs_err", "max_rel_err", "rel_l2_err",
                                 "trials", "files"}}}]}
 
-Extra keys (``loops``, ``schedule``, ``attempts``) are added beside those.
+Extra keys (``loops``, ``schedule``, ``attempts``) are added beside those. A target
+that was profiled (validated and runnable on this machine) also has ``time_s``,
+``ref_time_s``, ``speedup``, ``gbps``, ``gflops``, ``fraction_of_peak``, ``bound``,
+``variant``, ``profile_sizes``, ``work_bytes`` and ``work_flops``; one the optimize
+step searched has ``search`` (every variant tried: status, time) and, when a variant
+won, ``time_before_search_s``.
 """
 
 from __future__ import annotations
@@ -107,8 +112,49 @@ def render_markdown(workflow: str, regions: list[dict[str, Any]], notes: list[st
             why.append(f"- loop `{loop['var']}` (line {loop['line']}): {loop['kind']}{directive}: {loop['reason']}")
         if why:
             details += [f"### `{r['name']}` ({r['source']}:{r['line']})", "", *why, ""]
+    lines += _performance(regions)
     if details:
         lines += ["## Details", "", *details]
     if notes:
         lines += ["## Notes", "", *(f"- {n}" for n in notes), ""]
     return "\n".join(lines)
+
+
+def _ms(v: float | None) -> str:
+    return "-" if v is None else f"{v * 1e3:.3f}"
+
+
+def _performance(regions: list[dict[str, Any]]) -> list[str]:
+    """The profiled targets: times, rates, roofline fraction, variant; then the searches."""
+    rows, searches = [], []
+    for r in regions:
+        for t, e in sorted(r["targets"].items()):
+            if e.get("time_s") is None:
+                continue
+            frac = e.get("fraction_of_peak")
+            speed = e.get("speedup")
+            rows.append(f"| `{r['name']}` | {t} | {_ms(e['time_s'])} | {_ms(e.get('ref_time_s'))} | "
+                        f"{f'{speed:.2f}x' if speed else '-'} | {e.get('gbps', 0):.2f} | {e.get('gflops', 0):.2f} | "
+                        f"{f'{frac * 100:.1f}%' if frac is not None else '-'} ({e.get('bound', '-')}) | "
+                        f"{e.get('variant', '-')} |")
+            if e.get("search"):
+                before = e.get("time_before_search_s")
+                head = (f"- `{r['name']}` {t}: {_ms(before)} -> {_ms(e['time_s'])} ms ({before / e['time_s']:.2f}x) "
+                        f"with {e['variant']}" if before else f"- `{r['name']}` {t}: no variant was faster")
+                searches.append(head)
+                for h in e["search"]:
+                    what = f"{_ms(h.get('time_s'))} ms" if h.get("time_s") is not None else \
+                        f"{h.get('status')}: {h.get('reason') or ''}".strip()
+                    searches.append(f"  - {h['variant']}: {what}{' (cached)' if h.get('cached') else ''}")
+    if not rows:
+        return []
+    sizes = next((e.get("profile_sizes") for r in regions for e in r["targets"].values() if e.get("time_s")), {})
+    out = ["## Performance", "",
+           f"Profiled on this machine at {sizes or 'the validation sizes'} (median times; the reference is the "
+           "source compiled as the validation builds it; roofline: the time the machine's measured ceilings allow "
+           "for the region's bytes and flops over the time measured).", "",
+           "| region | target | ms | reference ms | speedup | GB/s | GFLOP/s | roofline | variant |",
+           "|---|---|---|---|---|---|---|---|---|", *rows, ""]
+    if searches:
+        out += ["### Schedule search", "", *searches, ""]
+    return out

@@ -86,6 +86,10 @@ class Schedule:
     def describe(self) -> str:
         return ["as analysed", "outermost loop parallel only", "serial on the device"][self.level]
 
+    def variant(self) -> str:
+        """The knobs the optimize step searches, in words (the report's ``variant``)."""
+        return f"{self.describe()}, block {self.block}"
+
 
 MAX_LEVEL = 2
 

@@ -260,7 +260,8 @@ def build_reference(sources: list[Path], kernels: list[ir.Kernel], workdir: Path
 
 
 def _call(job: dict[str, Any], kernel: ir.Kernel, cases: list[Case], workdir: Path, timeout: float, what: str,
-          env: dict[str, str] | None = None, sigs: list[dict[str, Any]] | None = None) -> list[RunResult]:
+          env: dict[str, str] | None = None, sigs: list[dict[str, Any]] | None = None,
+          timing: dict[str, float] | None = None) -> list[RunResult]:
     """Run ``job`` on every case in one worker process (``timeout`` per case).
     Cases after a failing one come back failed with "not run"."""
     workdir.mkdir(parents=True, exist_ok=True)
@@ -271,7 +272,7 @@ def _call(job: dict[str, Any], kernel: ir.Kernel, cases: list[Case], workdir: Pa
         sig = sigs[k] if sigs else signature(kernel, case.env | _sizes(case))
         items.append({"case": str(base / f"in{k}.npz"), "out": str(base / f"out{k}.npz"), "sig": sig})
     progress = base / "progress"
-    job = {**job, "cases": items, "progress": str(progress)}
+    job = {**job, "cases": items, "progress": str(progress), **({"timing": timing} if timing else {})}
     (base / "job.json").write_text(json.dumps(job, indent=1))
     r = run_process([sys.executable, "-m", "validation.worker", str(base / "job.json")], what, timeout,
                     cwd=workdir, env=_py_env(env), progress=progress)
@@ -297,13 +298,14 @@ def run_reference(build: ReferenceBuild, kernel: ir.Kernel, case: Case, workdir:
 
 
 def run_reference_cases(build: ReferenceBuild, kernel: ir.Kernel, cases: list[Case], workdir: Path,
-                        timeout: float = 60) -> list[RunResult]:
-    """The reference on every case, in one process (``timeout`` per case)."""
+                        timeout: float = 60, timing: dict[str, float] | None = None) -> list[RunResult]:
+    """The reference on every case, in one process (``timeout`` per case); with ``timing``
+    ({"reps", "min_time_s"}) each case is timed and ``RunResult.seconds`` is the median."""
     if not build.ok or build.lib_dir is None:
         return [RunResult(False, "failed", build.reason or "reference not built") for _ in cases]
     job = {"mode": "reference", "lib_dir": str(build.lib_dir), "module": build.module,
            "entry": f"kt_ref_{kernel.name.lower()}"}
-    return _call(job, kernel, cases, workdir, timeout, "reference")
+    return _call(job, kernel, cases, workdir, timeout, "reference", timing=timing)
 
 
 def _sizes(case: Case) -> dict[str, Any]:
@@ -375,7 +377,8 @@ def run_candidate(target: str, files_dir: Path, kernel: ir.Kernel, case: Case, w
 
 def run_candidate_cases(target: str, files_dir: Path, kernel: ir.Kernel, cases: list[Case], workdir: Path,
                         cache_dir: Path | None = None, timeout: float = 60, gpu: bool | None = None,
-                        sigs: list[dict[str, Any]] | None = None) -> list[RunResult]:
+                        sigs: list[dict[str, Any]] | None = None,
+                        timing: dict[str, float] | None = None) -> list[RunResult]:
     """Build (cached) and run one candidate on every case in one process
     (``timeout`` per case): status "ran", "compiled" (CUDA without a GPU),
     "failed" or "unsupported"."""
@@ -391,4 +394,4 @@ def run_candidate_cases(target: str, files_dir: Path, kernel: ir.Kernel, cases: 
         env = {} if gpu else {"TRITON_INTERPRET": "1"}
         return _call(job, kernel, cases, workdir, timeout, "candidate", env, sigs)
     job = {"mode": "ctypes", "lib": str(b.artifact), "entry": f"kt_{entry}"}
-    return _call(job, kernel, cases, workdir, timeout, "candidate", sigs=sigs)
+    return _call(job, kernel, cases, workdir, timeout, "candidate", sigs=sigs, timing=timing)

@@ -4,7 +4,8 @@
 (``reference``: an f2py module built by :mod:`validation.runners`;
 ``ctypes``: a shared library exporting ``kt_NAME``; ``triton``: a launcher
 module), the plain-data signature (shapes evaluated), the input ``.npz`` and
-the output ``.npz`` to write. Needs only numpy (and torch/triton for
+the output ``.npz`` to write. With ``timing`` ({"reps", "min_time_s"}) each
+case is called repeatedly and the median time is reported (the profile step). Needs only numpy (and torch/triton for
 ``triton``): never the frontend or langgraph.
 """
 
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import ctypes
 import faulthandler
+import functools
 import importlib
 import importlib.util
 import json
@@ -186,13 +188,22 @@ def main(argv: list[str]) -> int:
     faulthandler.enable()
     job = json.loads(Path(argv[0]).read_text())
     runner = {"reference": run_reference, "ctypes": run_ctypes, "triton": run_triton}[job["mode"]]
+    timing = job.get("timing")  # {"reps", "min_time_s"}: time the call (median) instead of one run
     for item in job["cases"]:
         sig = item["sig"]
         scalars, arrays = _load(item["case"])
         _prepare(sig, arrays)
-        t0 = time.perf_counter()
-        returned = runner({**job, "sig": sig}, scalars, arrays)
-        seconds = time.perf_counter() - t0
+        if timing:
+            from validation.timing import time_cpu
+
+            call = functools.partial(runner, {**job, "sig": sig}, scalars, arrays)
+            seconds = time_cpu(call, warmup=1, reps=int(timing["reps"]),
+                               min_time_s=float(timing["min_time_s"])).median_s
+            returned = call()
+        else:
+            t0 = time.perf_counter()
+            returned = runner({**job, "sig": sig}, scalars, arrays)
+            seconds = time.perf_counter() - t0
         _save(sig, scalars, arrays, returned, item["out"])
         with open(job["progress"], "a") as f:
             f.write(json.dumps({"out": item["out"], "seconds": seconds}) + "\n")

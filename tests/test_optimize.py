@@ -1,0 +1,128 @@
+"""The profile and optimize steps: the variant search (only validated variants are timed
+and can win; a win must beat timing noise; results are cached), and through the real
+graph on a small project: report.json's profile fields and the search history."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from parsers.fortran import parse_source
+from translate import ir
+from translate import optimize_steps as opt
+from translate.analysis import analyze
+from translate.cli import main
+from translate.schedule import Schedule
+from validation.ceilings import Ceilings, cache_path, device_name
+from validation.costs import Work
+from validation.inputs import make_case
+
+STENCIL = """
+subroutine smooth(n, m, a, b)
+  integer, intent(in) :: n, m
+  double precision, intent(in) :: a(n, m)
+  double precision, intent(out) :: b(n, m)
+  integer :: i, j
+  do j = 2, m - 1
+    do i = 2, n - 1
+      b(i, j) = 0.25d0 * (a(i - 1, j) + a(i + 1, j) + a(i, j - 1) + a(i, j + 1))
+    end do
+  end do
+end subroutine
+"""
+
+
+def kernel() -> ir.Kernel:
+    (k,) = parse_source(STENCIL, "s.f90", fixed_form=False).kernels
+    assert isinstance(k, ir.Kernel)
+    return analyze(k)
+
+
+def profile_case(k: ir.Kernel) -> opt.ProfileCase:
+    case = make_case(k, {"n": 20, "m": 10}, {}, {}, 1)
+    return opt.ProfileCase(case, {}, Work(1, 1), {"n": 20, "m": 10})
+
+
+def test_variants_exclude_the_current_schedule_and_respect_the_budget() -> None:
+    cur = Schedule(level=0, block=256)
+    got = opt.variants("cuda", cur, 100)
+    assert cur not in got and len(got) == 2 * 4 - 1
+    assert [(s.level, s.block) for s in opt.variants("kokkos", cur, 1)] == [(1, 256)]
+
+
+def test_search_times_only_validated_variants_and_caches(tmp_path: Path) -> None:
+    k, pc = kernel(), profile_case(kernel())
+    timed: list[str] = []
+
+    def validate(folder: Path, sch: Schedule) -> tuple[str, str | None]:
+        return ("failed", "planted mismatch") if sch.block == 128 else ("validated", None)
+
+    def timer(folder: Path) -> float:
+        timed.append(folder.parent.name)
+        return {"level0-block512": 0.5, "level1-block256": 0.97}.get(folder.parent.name.split("-", 1)[1], 2.0)
+
+    cache = opt.ResultCache(tmp_path / "cache")
+    best, best_s, history = opt.search("cuda", k, pc, Schedule(), 1.0, 8, tmp_path / "v", cache, "dev", validate,
+                                       timer)
+    assert (best.level, best.block) == (0, 512) and best_s == 0.5
+    by = {h["variant"]: h for h in history}
+    assert by["as analysed, block 128"]["status"] == "failed" and by["as analysed, block 128"]["time_s"] is None
+    assert "cuda-level0-block128" not in timed  # a failing variant is never timed
+    assert history[0]["current"] and history[0]["time_s"] == 1.0
+    # 3% faster is noise: level 1, block 256 (0.97) would not have replaced the current alone
+    assert by["outermost loop parallel only, block 256"]["time_s"] == 0.97
+    # a rerun costs nothing: every result comes from the cache
+    timed.clear()
+    best2, best2_s, history2 = opt.search("cuda", k, pc, Schedule(), 1.0, 8, tmp_path / "v", cache, "dev",
+                                          validate, timer)
+    assert timed == [] and (best2.level, best2.block, best2_s) == (0, 512, 0.5)
+    assert all(h.get("cached") for h in history2[1:])
+
+
+def test_a_small_gain_does_not_replace_the_schedule(tmp_path: Path) -> None:
+    k, pc = kernel(), profile_case(kernel())
+    best, best_s, _ = opt.search("kokkos", k, pc, Schedule(), 1.0, 4, tmp_path / "v",
+                                 opt.ResultCache(tmp_path / "c"), "dev", lambda f, s: ("validated", None),
+                                 lambda f: 0.97)
+    assert best == Schedule() and best_s == 1.0
+
+
+@pytest.mark.slow
+def test_run_profiles_and_searches_through_the_graph(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KT_CACHE_DIR", str(tmp_path / "ceilings"))
+    dev = device_name("cpu")
+    path = cache_path(dev)
+    path.parent.mkdir(parents=True)
+    path.write_text(Ceilings(dev, 20.0, 50.0, 25.0, 50.0, 25.0, "2026-12-02T00:00:00+00:00", "test").to_json())
+    root = tmp_path / "p"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "smooth.f90").write_text(STENCIL)
+    (root / "workflows.yaml").write_text(textwrap.dedent("""\
+        workflows:
+          s:
+            language: fortran
+            sources: [src/smooth.f90]
+            targets: [kokkos, triton]
+            sizes: {n: 40, m: 30}
+            validate: {trials: 2}
+            optimize: {budget: 2, fraction: 1.0, sizes: {n: 400, m: 300}}
+        """))
+    assert main(["run", str(root)]) == 0
+    out = root / "out" / "s"
+    (region,) = json.loads((out / "report.json").read_text())["regions"]
+    kk = region["targets"]["kokkos"]
+    assert kk["status"] == "validated"
+    assert kk["time_s"] > 0 and kk["ref_time_s"] > 0 and kk["speedup"] == pytest.approx(kk["ref_time_s"] / kk["time_s"])
+    # 398 x 298 points, 4 flops each; a read once and b written once, 8 bytes each
+    assert kk["work_flops"] == 398 * 298 * 4 and kk["work_bytes"] == 2 * 400 * 300 * 8
+    assert kk["gbps"] == pytest.approx(kk["work_bytes"] / kk["time_s"] / 1e9)
+    assert 0 < kk["fraction_of_peak"] and kk["profile_sizes"] == {"n": 400, "m": 300}
+    assert [h["variant"] for h in kk["search"]][:2] == ["as analysed, block 256",
+                                                        "outermost loop parallel only, block 256"]
+    assert all(h["status"] in ("validated", "skipped") for h in kk["search"])
+    assert "time_s" not in region["targets"]["triton"]  # the interpreter is not timed
+    md = (out / "report.md").read_text()
+    assert "## Performance" in md and "### Schedule search" in md and "| `smooth` | kokkos |" in md

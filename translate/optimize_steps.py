@@ -1,0 +1,204 @@
+"""The profile and optimize steps of a Fortran region (DESIGN.md, "Profiling and
+optimization"), called by :class:`translate.pipeline.WorkflowRun`.
+
+Profile: one case at the profiling sizes (``optimize.sizes`` over the region's
+sizes; the first of every listed value), its work (:mod:`validation.costs`), the
+f2py reference and every validated target that can run on this machine timed
+(Kokkos on the CPU; CUDA and Triton only where a GPU is), and the rates against
+the machine's ceilings (:mod:`validation.ceilings`, measured once and cached).
+
+Optimize: a target below ``optimize.fraction`` of its roofline gets up to
+``optimize.budget`` schedule variants (loop levels and block sizes the renderer
+takes); each is rendered into a scratch folder, validated like the original, and
+timed only if it validated. Results are cached per (variant source, device,
+sizes), so a rerun times nothing twice. The fastest validated variant replaces
+the files in the output folder; the report keeps the whole search.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from translate import ir
+from translate.config import OptimizeConfig, RegionConfig
+from translate.schedule import Schedule
+from validation import toolchains
+from validation.costs import Work, case_env, work
+from validation.inputs import Case, make_case
+from validation.signature import signature
+
+PROFILE_SEED = 4242
+MIN_GAIN = 0.95  # a variant replaces the current schedule only when at least 5% faster (timing noise)
+GPU_TARGETS = ("cuda", "triton")
+BLOCKS = {"cuda": (128, 256, 512, 1024), "triton": (256, 512, 1024, 2048), "kokkos": (256,)}
+LEVELS = {"cuda": (0, 1), "triton": (0, 1), "kokkos": (0, 1, 2)}
+
+
+@dataclass(frozen=True)
+class ProfileCase:
+    case: Case
+    sig: dict[str, Any]
+    work: Work
+    sizes: dict[str, int]
+
+
+def profile_case(kernel: ir.Kernel, cfg: RegionConfig, opt: OptimizeConfig, root: Path) -> ProfileCase:
+    sizes = {k: int(v) for k, v in {**cfg.sizes, **opt.sizes}.items() if isinstance(v, int)}
+    values = {k: (v[0] if isinstance(v, list) else v) for k, v in cfg.values.items()}
+    case = make_case(kernel, sizes, values, cfg.inputs, PROFILE_SEED, root)
+    sig = signature(kernel, case.env | {k: v for k, v in sizes.items() if k not in case.scalars})
+    return ProfileCase(case, sig, work(kernel, case_env(case)), sizes)
+
+
+def runs_here(target: str) -> bool:
+    return target == "kokkos" or (target in GPU_TARGETS and toolchains.has_gpu())
+
+
+def _arrays(pc: ProfileCase) -> dict[str, Any]:
+    return {k: v.copy() for k, v in pc.case.arrays.items()}
+
+
+CPU_TIMING = {"reps": 5, "min_time_s": 0.1}
+
+
+def time_target(target: str, files_dir: Path, kernel: ir.Kernel, pc: ProfileCase, cache_dir: Path,
+                workdir: Path) -> float:
+    """Median seconds of one call of the target's code in ``files_dir`` on the profiling case:
+    Kokkos in a worker subprocess (a crash at the profiling sizes fails this target only),
+    CUDA and Triton on the GPU on device-resident arrays."""
+    from validation.runners import candidate_file, run_candidate_cases
+
+    if target == "kokkos":
+        (r,) = run_candidate_cases("kokkos", files_dir, kernel, [pc.case], workdir, cache_dir, timeout=600,
+                                   gpu=False, timing=CPU_TIMING)
+        if not r.ok:
+            raise RuntimeError(f"kokkos at the profiling sizes: {r.reason}")
+        return r.seconds
+    from validation.profile import build_cuda_entry, cuda_call, time_on_gpu, triton_call
+
+    src = candidate_file(target, files_dir, kernel.name)
+    if src is None:
+        raise FileNotFoundError(f"no {target} file for {kernel.name} in {files_dir}")
+    if target == "cuda":
+        lib = build_cuda_entry(src, kernel, signature(kernel), cache_dir)
+        call, _ = cuda_call(lib, kernel, pc.sig, pc.case.scalars, _arrays(pc))
+    else:
+        call, _ = triton_call(src, kernel, pc.sig, pc.case.scalars, _arrays(pc))
+    return time_on_gpu(call).median_s
+
+
+def time_reference(build: Any, kernel: ir.Kernel, pc: ProfileCase, workdir: Path) -> float | None:
+    """Median seconds of the f2py reference on the profiling case, in a worker subprocess."""
+    from validation.runners import run_reference_cases
+
+    if build is None or build.lib_dir is None:
+        return None
+    (r,) = run_reference_cases(build, kernel, [pc.case], workdir, timeout=600, timing=CPU_TIMING)
+    if not r.ok:
+        raise RuntimeError(f"the reference at the profiling sizes: {r.reason}")
+    return r.seconds
+
+
+def ceilings_for(target: str) -> Any:
+    from validation.ceilings import load_or_measure
+
+    return load_or_measure(device="gpu" if target in GPU_TARGETS else "cpu")
+
+
+def measured(target: str, kernel: ir.Kernel, pc: ProfileCase, seconds: float, ref_s: float | None,
+             variant: str) -> dict[str, Any]:
+    """The report's profile fields of one target."""
+    from validation.profile import precision, rates
+
+    r = rates(pc.work, seconds, ceilings_for(target), precision(kernel))
+    return {"time_s": seconds, "ref_time_s": ref_s, "speedup": (ref_s / seconds) if ref_s else None,
+            "gbps": r.gbps, "gflops": r.gflops, "fraction_of_peak": r.fraction_of_peak, "bound": r.bound,
+            "variant": variant, "profile_sizes": pc.sizes, "work_bytes": pc.work.bytes, "work_flops": pc.work.flops}
+
+
+def variants(target: str, current: Schedule, budget: int) -> list[Schedule]:
+    """Schedules to try, the current one excluded, at most ``budget``."""
+    out = [Schedule(level=lv, block=b, matmul_library=current.matmul_library)
+           for lv in LEVELS.get(target, (0,)) for b in BLOCKS.get(target, (256,))]
+    return [s for s in out if (s.level, s.block) != (current.level, current.block)][:budget]
+
+
+class ResultCache:
+    """Variant results on disk: ``<dir>/<sha>.json`` keyed by the variant's source,
+    the device and the profiling sizes."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+
+    @staticmethod
+    def key(source: str, device: str, sizes: dict[str, int]) -> str:
+        text = json.dumps([source, device, sorted(sizes.items())])
+        return hashlib.sha256(text.encode()).hexdigest()[:24]
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        path = self.folder / f"{key}.json"
+        try:
+            return json.loads(path.read_text()) if path.is_file() else None
+        except (OSError, ValueError):
+            return None
+
+    def put(self, key: str, value: dict[str, Any]) -> None:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        tmp = self.folder / f".{key}.tmp"
+        tmp.write_text(json.dumps(value))
+        tmp.replace(self.folder / f"{key}.json")
+
+
+def search(target: str, kernel: ir.Kernel, pc: ProfileCase, current: Schedule, current_s: float, budget: int,
+           scratch: Path, cache: ResultCache, device: str,
+           validate: Callable[[Path, Schedule], tuple[str, str | None]],
+           timer: Callable[[Path], float]) -> tuple[Schedule, float, list[dict[str, Any]]]:
+    """Try the variants of one target: render, validate (``validate(dir, schedule)`` ->
+    (status, reason)), time the validated ones (``timer(dir)``); returns the best
+    schedule, its time and the history (the current schedule first)."""
+    from targets.base import Unsupported, get_renderer
+
+    # the current schedule's time is cached like the variants': a rerun compares the same numbers
+    current_source = get_renderer(target, current).render(kernel, current).source
+    mine = cache.key(current_source, device, pc.sizes)
+    seen = cache.get(mine)
+    if seen is not None and seen.get("time_s") is not None:
+        current_s = float(seen["time_s"])
+    else:
+        cache.put(mine, {"status": "validated", "reason": None, "time_s": current_s})
+    history = [{"variant": current.variant(), "status": "validated", "time_s": current_s, "current": True,
+                **({"cached": True} if seen is not None else {})}]
+    best, best_s = current, current_s
+    for sch in variants(target, current, budget):
+        folder = scratch / f"{target}-level{sch.level}-block{sch.block}"
+        try:
+            rendered = get_renderer(target, sch).render(kernel, sch)
+        except Unsupported as err:
+            history.append({"variant": sch.variant(), "status": "unsupported", "reason": str(err)})
+            continue
+        if rendered.source == current_source:
+            history.append({"variant": sch.variant(), "status": "skipped", "reason": "the same code as the current"})
+            continue
+        key = cache.key(rendered.source, device, pc.sizes)
+        got = cache.get(key)
+        if got is None:
+            rendered.write(folder)
+            status, reason = validate(folder / target, sch)
+            got = {"status": status, "reason": reason, "time_s": None}
+            if status == "validated":
+                try:
+                    got["time_s"] = timer(folder / target)
+                except Exception as exc:  # a variant that cannot be timed is not chosen
+                    got = {"status": "failed", "reason": f"timing: {type(exc).__name__}: {exc}", "time_s": None}
+            cache.put(key, got)
+        else:
+            got = {**got, "cached": True}
+        history.append({"variant": sch.variant(), **got})
+        if got.get("time_s") is not None and got["time_s"] < min(best_s, current_s * MIN_GAIN):
+            best, best_s = sch, float(got["time_s"])
+    return best, best_s, history
