@@ -39,6 +39,7 @@ from validation.inputs import make_case  # noqa: E402
 from validation.signature import signature  # noqa: E402
 
 SEED = 20261202
+LEVEL_OF = {"as analysed": 0, "outermost loop parallel only": 1, "serial on the device": 2}
 
 
 def _env(kernel: ir.Kernel, sizes: dict[str, int], scalars: dict[str, Any]) -> dict[str, Any]:
@@ -126,7 +127,7 @@ def plan(args: argparse.Namespace) -> int:
                   in ("validated", "compiled")]
             if not ok:
                 continue
-            kernel = run.kernel(name)
+            kernel = run.analysed(name)  # as the renderers see it (a GPU-side search re-renders)
             rc = wf.region(name)
             values = {k: (v[0] if isinstance(v, list) else v) for k, v in rc.values.items()}
             sizes, w = scale_to(kernel, dict(rc.sizes), values, dict(rc.inputs), args.bytes, wf.root)
@@ -137,7 +138,10 @@ def plan(args: argparse.Namespace) -> int:
             entry: dict[str, Any] = {"workflow": wname, "region": name, "sizes": sizes, "values": values,
                                      "inputs": dict(rc.inputs), "root": str(wf.root), "bytes": w.bytes,
                                      "flops": w.flops, "estimate": w.estimate, "targets": ok,
-                                     "files": {t: str(wf.output_dir / t) for t in ok}}
+                                     "files": {t: str(wf.output_dir / t) for t in ok},
+                                     "golden": str(wf.output_dir / "golden" / name),
+                                     "levels": {t: LEVEL_OF.get(region["targets"][t].get("schedule"), 0) for t in ok},
+                                     "matmul_library": wf.optimize.matmul == "library"}
             # the reference (and Kokkos) on this CPU, at a smaller size when it would take too long
             ref_sizes, factor = reference_sizes(kernel, sizes, values, dict(rc.inputs), w, args.max_ref_s, wf.root)
             case = make_case(kernel, ref_sizes, values, rc.inputs, SEED, wf.root)
@@ -178,8 +182,7 @@ def gpu(args: argparse.Namespace) -> int:
     import torch
 
     from validation.ceilings import load_or_measure
-    from validation.profile import build_cuda_entry, cuda_call, precision, rates, time_on_gpu, triton_call
-    from validation.runners import candidate_file
+    from validation.profile import precision, rates
 
     if not torch.cuda.is_available():
         print("region_bench gpu: no CUDA GPU", file=sys.stderr)
@@ -190,7 +193,8 @@ def gpu(args: argparse.Namespace) -> int:
     plans = [pickle.loads(p.read_bytes()) for p in sorted(plan_dir.glob("*.pkl"))]
     plans = [d for d in plans if not wanted or d["region"] in wanted]
     _prebuild_cuda(plans, plan_dir / ".cache")
-    results = []
+    results: list[dict[str, Any]] = []
+    kernels: dict[str, ir.Kernel] = {}
     for doc in plans:
         kernel: ir.Kernel = doc.pop("kernel")
         row = dict(doc)
@@ -199,19 +203,9 @@ def gpu(args: argparse.Namespace) -> int:
             sig = signature(kernel, case.env | {k: v for k, v in doc["sizes"].items() if k not in case.scalars})
             w = Work(doc["bytes"], doc["flops"], doc["estimate"])
             for target in doc["targets"]:
-                files = _local(Path(doc["files"][target]))
-                src = candidate_file(target, files, kernel.name)
                 try:
-                    if src is None:
-                        raise FileNotFoundError(f"no {target} file for {kernel.name} in {files}")
-                    arrays = {k: v.copy() for k, v in case.arrays.items()}
-                    if target == "cuda":
-                        lib = build_cuda_entry(src, kernel, signature(kernel), plan_dir / ".cache")
-                        call, _ = cuda_call(lib, kernel, sig, case.scalars, arrays)
-                    else:
-                        call, _ = triton_call(src, kernel, sig, case.scalars, arrays)
-                    t = time_on_gpu(call)
-                    row[target] = rates(w, t.median_s, ceilings, precision(kernel)).as_dict()
+                    seconds = _time(target, _local(Path(doc["files"][target])), kernel, sig, case, plan_dir)
+                    row[target] = rates(w, seconds, ceilings, precision(kernel)).as_dict()
                 except Exception as exc:  # one target's failure does not stop the table
                     row[target] = {"error": f"{type(exc).__name__}: {exc}"[:200]}
                 torch.cuda.empty_cache()
@@ -221,9 +215,14 @@ def gpu(args: argparse.Namespace) -> int:
         except Exception as exc:
             row["error"] = f"{type(exc).__name__}: {exc}"[:200]
         results.append(row)
+        kernels[doc["region"]] = kernel
         print(f"  {doc['workflow']}/{doc['region']}: " + ", ".join(
             f"{t} {row[t]['time_s'] * 1e3:.3f} ms" if "time_s" in row.get(t, {}) else f"{t} {row.get(t)}"
             for t in doc["targets"]), file=sys.stderr, flush=True)
+        (plan_dir / "results.json").write_text(json.dumps({"ceilings": ceilings.__dict__, "regions": results},
+                                                          indent=1))
+    if args.search:
+        _search_slowest(results, kernels, args, plan_dir, ceilings)
         (plan_dir / "results.json").write_text(json.dumps({"ceilings": ceilings.__dict__, "regions": results},
                                                           indent=1))
     print(f"{ceilings.device}: copy {ceilings.copy_gbps:.0f} GB/s, fp64 {ceilings.fp64_gflops / 1e3:.1f} TFLOP/s, "
@@ -231,6 +230,72 @@ def gpu(args: argparse.Namespace) -> int:
           f"fp32 {ceilings.gemm_fp32_gflops / 1e3:.1f} TFLOP/s")
     print(gpu_table(results))
     return 0
+
+
+def _time(target: str, files: Path, kernel: ir.Kernel, sig: dict[str, Any], case: Any, plan_dir: Path) -> float:
+    """Median seconds of the target's code in ``files`` on the case (device-resident arrays)."""
+    from validation.profile import build_cuda_entry, cuda_call, time_on_gpu, triton_call
+    from validation.runners import candidate_file
+
+    src = candidate_file(target, files, kernel.name)
+    if src is None:
+        raise FileNotFoundError(f"no {target} file for {kernel.name} in {files}")
+    arrays = {k: v.copy() for k, v in case.arrays.items()}
+    if target == "cuda":
+        lib = build_cuda_entry(src, kernel, signature(kernel), plan_dir / ".cache")
+        call, _ = cuda_call(lib, kernel, sig, case.scalars, arrays)
+    else:
+        call, _ = triton_call(src, kernel, sig, case.scalars, arrays)
+    return time_on_gpu(call).median_s
+
+
+def _search_slowest(results: list[dict[str, Any]], kernels: dict[str, ir.Kernel], args: argparse.Namespace,
+                    plan_dir: Path, ceilings: Any) -> None:
+    """The variant search for the ``--search-top`` slowest targets below ``--search`` of the roof."""
+    import torch
+
+    from validation.profile import precision, rates
+
+    slow = sorted(((r[t]["fraction_of_peak"], r, t) for r in results for t in ("cuda", "triton")
+                   if isinstance(r.get(t), dict) and r[t].get("fraction_of_peak") is not None
+                   and r[t]["fraction_of_peak"] < args.search), key=lambda x: x[0])[: args.search_top]
+    for _, r, t in slow:
+        kernel = kernels[r["region"]]
+        try:
+            case = make_case(kernel, r["sizes"], r["values"], r["inputs"], SEED, _local(Path(r["root"])))
+            sig = signature(kernel, case.env | {k: v for k, v in r["sizes"].items() if k not in case.scalars})
+            found = _search(t, kernel, r, sig, case, r[t]["time_s"], args.budget, plan_dir, ceilings.device)
+            w = Work(r["bytes"], r["flops"], r["estimate"])
+            found["best_rates"] = rates(w, found["best_s"], ceilings, precision(kernel)).as_dict()
+            r[t]["search"] = found
+        except Exception as exc:
+            r[t]["search_error"] = f"{type(exc).__name__}: {exc}"[:200]
+        torch.cuda.empty_cache()
+        print(f"  search {r['region']} {t}: {r[t].get('search', {}).get('variant') or r[t].get('search_error')}",
+              file=sys.stderr, flush=True)
+
+
+def _search(target: str, kernel: ir.Kernel, doc: dict[str, Any], sig: dict[str, Any], case: Any, current_s: float,
+            budget: int, plan_dir: Path, device: str) -> dict[str, Any]:
+    """The optimize step's variant search on the GPU: each variant re-rendered, validated
+    against the region's golden data (recorded on the planning machine), then timed."""
+    from translate.optimize_steps import ProfileCase, ResultCache, search
+    from translate.schedule import Schedule
+    from validation.golden import validate_against_golden
+
+    golden = _local(Path(doc["golden"]))
+    current = Schedule(level=doc["levels"].get(target, 0), matmul_library=doc.get("matmul_library", True))
+
+    def check(folder: Path, sch: Schedule) -> tuple[str, str | None]:
+        comps = validate_against_golden(target, folder, golden, cache_dir=plan_dir / ".cache")
+        bad = [c.reason for c in comps if not c.ok]
+        return ("validated", None) if comps and not bad else ("failed", (bad or ["no golden cases"])[0])
+
+    pc = ProfileCase(case, sig, Work(doc["bytes"], doc["flops"], doc["estimate"]), doc["sizes"])
+    best, best_s, history = search(target, kernel, pc, current, current_s, budget,
+                                   plan_dir / ".variants" / doc["region"], ResultCache(plan_dir / ".cache" / "search"),
+                                   device, check, lambda folder: _time(target, folder, kernel, sig, case, plan_dir))
+    return {"before_s": current_s, "best_s": best_s, "variant": best.variant(), "history": history}
 
 
 def _prebuild_cuda(plans: list[dict[str, Any]], cache: Path) -> None:
@@ -312,6 +377,17 @@ def gpu_table(results: list[dict[str, Any]]) -> str:
     lines.append("roof: the time the ceilings allow (bytes at the copy bandwidth or flops at the FMA rate) / "
                  "the time measured; vs ref: speedup over the f2py reference on the planning CPU "
                  "(~: timed smaller, scaled by the work)")
+    found = [(r, t) for r in results for t in ("cuda", "triton") if isinstance(r.get(t), dict) and r[t].get("search")]
+    if found:
+        lines.append("schedule search (variants validated against the golden data, then timed):")
+    for r, t in found:
+        sr = r[t]["search"]
+        tried = sum(1 for h in sr["history"][1:] if h.get("status") == "validated")
+        frac = sr.get("best_rates", {}).get("fraction_of_peak")
+        lines.append(f"  {r['workflow']}/{r['region']} {t}: {sr['before_s'] * 1e3:.3f} -> {sr['best_s'] * 1e3:.3f} ms "
+                     f"({sr['before_s'] / sr['best_s']:.2f}x) with {sr['variant']}"
+                     f"{f', {frac * 100:.0f}% of the roof' if frac is not None else ''}; "
+                     f"{tried} of {len(sr['history']) - 1} variants validated")
     for r in results:
         if r.get("cublas"):
             cb = r["cublas"]
@@ -338,6 +414,10 @@ def main(argv: list[str] | None = None) -> int:
     g = sub.add_parser("gpu", help="on the GPU: time CUDA and Triton on the planned cases")
     g.add_argument("plan_dir")
     g.add_argument("--regions", default="")
+    g.add_argument("--search", type=float, default=0.0,
+                   help="search schedule variants for targets below this roofline fraction (0: no search)")
+    g.add_argument("--budget", type=int, default=8, help="variants per searched target")
+    g.add_argument("--search-top", type=int, default=3, help="search only the N slowest targets")
     args = ap.parse_args(argv)
     return plan(args) if args.step == "plan" else gpu(args)
 

@@ -126,3 +126,21 @@ def test_run_profiles_and_searches_through_the_graph(tmp_path: Path, monkeypatch
     assert "time_s" not in region["targets"]["triton"]  # the interpreter is not timed
     md = (out / "report.md").read_text()
     assert "## Performance" in md and "### Schedule search" in md and "| `smooth` | kokkos |" in md
+    assert "![roofline.svg](roofline.svg)" in md and "<circle" in (out / "roofline.svg").read_text()
+
+
+def test_charts_place_points_under_the_roof() -> None:
+    import xml.dom.minidom
+
+    from translate.charts import Point, roofline_svg, speedup_svg
+
+    svg = roofline_svg([Point("a", "cuda", 0.1, 300.0), Point("b", "triton", 10.0, 20000.0)], 4000.0, 30000.0, "t")
+    doc = xml.dom.minidom.parseString(svg)
+    circles = [c for c in doc.getElementsByTagName("circle") if c.getElementsByTagName("title")]
+    assert len(circles) == 2
+    # higher GFLOP/s is higher up (smaller y); more intensity is further right
+    (a, b) = circles
+    assert float(b.getAttribute("cy")) < float(a.getAttribute("cy"))
+    assert float(b.getAttribute("cx")) > float(a.getAttribute("cx"))
+    bars = xml.dom.minidom.parseString(speedup_svg([("x", 4.0), ("y", 0.5)], "s")).getElementsByTagName("rect")
+    assert [r.getAttribute("fill") for r in bars] == ["#2ca02c", "#d62728"]  # above 1x green, below red

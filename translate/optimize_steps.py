@@ -115,10 +115,15 @@ def measured(target: str, kernel: ir.Kernel, pc: ProfileCase, seconds: float, re
     """The report's profile fields of one target."""
     from validation.profile import precision, rates
 
-    r = rates(pc.work, seconds, ceilings_for(target), precision(kernel))
+    ceil = ceilings_for(target)
+    prec = precision(kernel)
+    r = rates(pc.work, seconds, ceil, prec)
+    roof = {"device": ceil.device, "copy_gbps": ceil.copy_gbps,
+            "peak_gflops": ceil.fp64_gflops if prec == "fp64" else ceil.fp32_gflops, "precision": prec}
     return {"time_s": seconds, "ref_time_s": ref_s, "speedup": (ref_s / seconds) if ref_s else None,
             "gbps": r.gbps, "gflops": r.gflops, "fraction_of_peak": r.fraction_of_peak, "bound": r.bound,
-            "variant": variant, "profile_sizes": pc.sizes, "work_bytes": pc.work.bytes, "work_flops": pc.work.flops}
+            "variant": variant, "profile_sizes": pc.sizes, "work_bytes": pc.work.bytes, "work_flops": pc.work.flops,
+            "roof": roof}
 
 
 def variants(target: str, current: Schedule, budget: int) -> list[Schedule]:

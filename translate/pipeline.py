@@ -140,7 +140,7 @@ class WorkflowRun:
                                 "status": "unsupported", "reason": k.reason, "targets": self.targets, "loops": []})
                 continue
             try:
-                analysed = self._analysed(name)
+                analysed = self.analysed(name)
                 loops = loop_report(analysed)
             except Exception as exc:  # an analysis bug fails this region only
                 regions.append({"name": name, "source": k.origin.path, "line": k.origin.line,
@@ -161,7 +161,7 @@ class WorkflowRun:
 
     # ------------------------------------------------------------ render
 
-    def _analysed(self, name: str) -> ir.Kernel:
+    def analysed(self, name: str) -> ir.Kernel:
         """The kernel with its loops decided: the dependence analysis for source
         loops; PyTorch kernels come from the frontend with every loop decided by
         construction (independent output elements), which the analysis, seeing
@@ -176,7 +176,7 @@ class WorkflowRun:
         """Write each target's files for one region at a schedule level."""
         from targets.base import Unsupported, get_renderer
 
-        kernel = self._analysed(name)
+        kernel = self.analysed(name)
         schedule = self._schedule(level)
         out: dict[str, dict[str, Any]] = {}
         for target in targets:
@@ -227,7 +227,7 @@ class WorkflowRun:
         """``validation.region.validate_region`` of a Fortran region with the workflow's settings."""
         from validation.region import validate_region
 
-        kernel = self._analysed(name)
+        kernel = self.analysed(name)
         cfg = self.workflow.region(name)
         vcfg = self.workflow.validate
         tolerance = (vcfg.rtol, vcfg.atol) if vcfg.rtol is not None and vcfg.atol is not None else None
@@ -240,7 +240,7 @@ class WorkflowRun:
             project_dir=self.workflow.root, schedule_level=level)
 
     def validate(self, name: str, targets: list[str], level: int) -> dict[str, dict[str, Any]]:
-        kernel = self._analysed(name)
+        kernel = self.analysed(name)
         self.progress(f"{name}: validating {', '.join(targets)} (schedule: {Schedule(level=level).describe()})")
         torch_region = self._torch.get(name)
         reference = None if torch_region else self._shared_reference()  # None: the region builds its own
@@ -289,7 +289,7 @@ class WorkflowRun:
         ready = [t for t, e in outcome.items() if e.get("status") == "validated" and opt.runs_here(t)]
         if name in self._torch or not ready:
             return {}
-        kernel = self._analysed(name)
+        kernel = self.analysed(name)
         out: dict[str, dict[str, Any]] = {}
         with self._timing:
             try:
@@ -332,7 +332,7 @@ class WorkflowRun:
 
         if name not in self._profiles:
             return {}
-        kernel = self._analysed(name)
+        kernel = self.analysed(name)
         pc, ref_s = self._profiles[name]
         cache = opt.ResultCache(self.cache_dir / "profile")
         out: dict[str, dict[str, Any]] = {}

@@ -66,8 +66,9 @@ def write_reports(out_dir: Path, workflow: str, regions: list[dict[str, Any]],
         doc["notes"] = notes
     json_path = out_dir / "report.json"
     json_path.write_text(json.dumps(doc, indent=2, default=str) + "\n")
+    charts = write_charts(out_dir, workflow, regions)
     md_path = out_dir / "report.md"
-    md_path.write_text(render_markdown(workflow, regions, notes or []))
+    md_path.write_text(render_markdown(workflow, regions, notes or [], charts))
     return json_path, md_path
 
 
@@ -75,7 +76,8 @@ def _err(value: float | None) -> str:
     return "-" if value is None else f"{value:.1e}"
 
 
-def render_markdown(workflow: str, regions: list[dict[str, Any]], notes: list[str]) -> str:
+def render_markdown(workflow: str, regions: list[dict[str, Any]], notes: list[str],
+                    charts: list[str] | None = None) -> str:
     targets = sorted({t for r in regions for t in r["targets"]})
     lines = [f"# Workflow `{workflow}`", ""]
     counts = summary(regions)
@@ -112,7 +114,7 @@ def render_markdown(workflow: str, regions: list[dict[str, Any]], notes: list[st
             why.append(f"- loop `{loop['var']}` (line {loop['line']}): {loop['kind']}{directive}: {loop['reason']}")
         if why:
             details += [f"### `{r['name']}` ({r['source']}:{r['line']})", "", *why, ""]
-    lines += _performance(regions)
+    lines += _performance(regions, charts or [])
     if details:
         lines += ["## Details", "", *details]
     if notes:
@@ -124,7 +126,7 @@ def _ms(v: float | None) -> str:
     return "-" if v is None else f"{v * 1e3:.3f}"
 
 
-def _performance(regions: list[dict[str, Any]]) -> list[str]:
+def _performance(regions: list[dict[str, Any]], charts: list[str]) -> list[str]:
     """The profiled targets: times, rates, roofline fraction, variant; then the searches."""
     rows, searches = [], []
     for r in regions:
@@ -155,6 +157,35 @@ def _performance(regions: list[dict[str, Any]]) -> list[str]:
            "for the region's bytes and flops over the time measured).", "",
            "| region | target | ms | reference ms | speedup | GB/s | GFLOP/s | roofline | variant |",
            "|---|---|---|---|---|---|---|---|---|", *rows, ""]
+    out += [f"![{name}]({name})" for name in charts] + ([""] if charts else [])
     if searches:
         out += ["### Schedule search", "", *searches, ""]
     return out
+
+
+def write_charts(out_dir: Path, workflow: str, regions: list[dict[str, Any]]) -> list[str]:
+    """``roofline-<device>.svg`` per machine the targets were timed on and ``speedup.svg``;
+    the file names written."""
+    from translate.charts import Point, roofline_svg, speedup_svg
+
+    by_device: dict[str, tuple[dict[str, Any], list[Point]]] = {}
+    bars = []
+    for r in regions:
+        for t, e in sorted(r["targets"].items()):
+            if e.get("time_s") is None or not e.get("roof") or not e.get("work_bytes"):
+                continue
+            roof = e["roof"]
+            _, points = by_device.setdefault(roof["device"], (roof, []))
+            points.append(Point(r["name"], t, e["work_flops"] / e["work_bytes"], e["gflops"]))
+            if e.get("speedup"):
+                bars.append((f"{r['name']} ({t})", float(e["speedup"])))
+    names = []
+    for k, (device, (roof, points)) in enumerate(sorted(by_device.items())):
+        name = "roofline.svg" if k == 0 else f"roofline-{k + 1}.svg"
+        (out_dir / name).write_text(roofline_svg(points, roof["copy_gbps"], roof["peak_gflops"],
+                                                 f"{workflow}: roofline of {device} ({roof['precision']})"))
+        names.append(name)
+    if bars:
+        (out_dir / "speedup.svg").write_text(speedup_svg(bars, f"{workflow}: speedup over the reference"))
+        names.append("speedup.svg")
+    return names
