@@ -229,7 +229,28 @@ def gpu(args: argparse.Namespace) -> int:
           f"fp32 {ceilings.fp32_gflops / 1e3:.1f} TFLOP/s (FMA); cuBLAS fp64 {ceilings.gemm_fp64_gflops / 1e3:.1f}, "
           f"fp32 {ceilings.gemm_fp32_gflops / 1e3:.1f} TFLOP/s")
     print(gpu_table(results))
+    _charts(results, ceilings, plan_dir)
     return 0
+
+
+def _charts(results: list[dict[str, Any]], ceilings: Any, plan_dir: Path) -> None:
+    """``roofline.svg`` (fp64 roof: the examples' regions are double precision) and
+    ``speedup.svg`` (over the CPU reference) in the plan folder."""
+    from translate.charts import Point, roofline_svg, speedup_svg
+
+    points, bars = [], []
+    for r in results:
+        for t in ("cuda", "triton"):
+            d = r.get(t)
+            if isinstance(d, dict) and "time_s" in d and r["bytes"]:
+                points.append(Point(r["region"], t, r["flops"] / r["bytes"], d["gflops"]))
+                if r.get("ref_time_s"):
+                    bars.append((f"{r['region']} ({t})", r["ref_time_s"] / d["time_s"]))
+    if points:
+        (plan_dir / "roofline.svg").write_text(roofline_svg(points, ceilings.copy_gbps, ceilings.fp64_gflops,
+                                                            f"Fortran examples on {ceilings.device} (fp64 roof)"))
+    if bars:
+        (plan_dir / "speedup.svg").write_text(speedup_svg(bars, f"{ceilings.device} over the CPU reference"))
 
 
 def _time(target: str, files: Path, kernel: ir.Kernel, sig: dict[str, Any], case: Any, plan_dir: Path) -> float:
