@@ -191,7 +191,9 @@ def gpu(args: argparse.Namespace) -> int:
     plan_dir = Path(args.plan_dir)
     wanted = {r for r in args.regions.split(",") if r}
     plans = [pickle.loads(p.read_bytes()) for p in sorted(plan_dir.glob("*.pkl"))]
-    plans = [d for d in plans if not wanted or d["region"] in wanted]
+    order = [r for r in args.regions.split(",") if r]
+    plans = sorted((d for d in plans if not wanted or d["region"] in wanted),
+                   key=lambda d: order.index(d["region"]) if d["region"] in order else 0)  # in the order given
     _prebuild_cuda(plans, plan_dir / ".cache")
     results: list[dict[str, Any]] = []
     kernels: dict[str, ir.Kernel] = {}
@@ -439,7 +441,12 @@ def main(argv: list[str] | None = None) -> int:
                    help="search schedule variants for targets below this roofline fraction (0: no search)")
     g.add_argument("--budget", type=int, default=8, help="variants per searched target")
     g.add_argument("--search-top", type=int, default=3, help="search only the N slowest targets")
+    t = sub.add_parser("table", help="print the table of a (possibly partial) gpu run's results.json")
+    t.add_argument("plan_dir")
     args = ap.parse_args(argv)
+    if args.step == "table":
+        print(gpu_table(json.loads((Path(args.plan_dir) / "results.json").read_text())["regions"]))
+        return 0
     return plan(args) if args.step == "plan" else gpu(args)
 
 
