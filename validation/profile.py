@@ -212,11 +212,13 @@ def cuda_call(lib: Path, kernel: ir.Kernel, sig: dict[str, Any], scalars: dict[s
 def time_on_gpu(call: Callable[[], object], reps: int = 30, budget_s: float = 3.0) -> Timing:
     """``time_gpu`` with the repetitions cut so that slow calls stay within about
     ``budget_s`` (at least 5 runs; a call over half the budget is timed once, by
-    ``perf_counter`` around a synchronised call)."""
+    ``perf_counter`` around a synchronised call after a first, untimed one that
+    compiles)."""
     import time
 
     import torch
 
+    call()  # the first call compiles (Triton JIT, module load): never part of a time
     torch.cuda.synchronize()
     t0 = time.perf_counter()
     call()
