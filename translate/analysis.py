@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 
 from translate import ir
 from translate.ir import BinOp, Call, Const, DType, Expr, Load, LoopKind, Var
+from translate.reroll import reroll
 from translate.simplify import add, linearize, mul, simplify, sub
 
 _RED_WORDS = {"add": "sum", "mul": "product", "max": "max", "min": "min"}
@@ -27,6 +28,7 @@ _RED_OPS = {"+": "add", "*": "mul", "max": "max", "min": "min", "-": "add"}
 
 def analyze(kernel: ir.Kernel) -> ir.Kernel:
     """The kernel with every Loop annotated (kind, reductions, private, reason)."""
+    kernel = reroll(kernel)  # manually unrolled loops back to unit steps (translate.reroll)
     ctx = _Ctx(kernel)
     body = ctx.block(kernel.body, [])
     return replace(kernel, body=body)
@@ -213,6 +215,8 @@ class _Ctx:
         dep, assumed = self.arrays_independent(loop, variant)
         reasons += dep
         notes += assumed
+        if loop.reason.startswith("re-rolled"):
+            notes.append(loop.reason)
         directive = loop.directive
         if directive:
             dred, dpriv = _directive_clauses(directive)

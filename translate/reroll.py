@@ -1,0 +1,97 @@
+"""Re-rolling of manually unrolled loops (reference BLAS style)::
+
+    DO I = MP1, N, 7              ->   DO I' = MP1, MP1 + 7*TRIP - 1
+       DY(I) = DX(I)                      DY(I') = DX(I')
+       ...                             END DO
+       DY(I+6) = DX(I+6)
+    END DO
+
+A loop with a constant step k >= 2 whose body is k copies of a group of assignments,
+the j-th copy being the first with the loop variable shifted by j, runs the same statements in
+the same order as a unit-step loop over the k * trip values from its start. On a
+GPU the unrolled form gives each thread k neighbouring elements, so neighbouring
+threads are k elements apart and a warp's loads are strided; the re-rolled loop
+gives neighbouring threads neighbouring elements.
+
+The loop is left alone when its variable is read outside every loop that binds it
+(the value after the loop would differ) or when its body holds anything else.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from translate import ir
+from translate.simplify import simplify, simplify_stmt
+
+
+def _shifted(stmt: ir.Stmt, var: str, dtype: ir.DType, j: int) -> ir.Stmt:
+    moved = ir.substitute(stmt, {var: ir.BinOp("add", ir.Var(var, dtype), ir.Const(j, dtype), dtype)})
+    assert isinstance(moved, ir.Assign | ir.If | ir.Loop | ir.Return | ir.ErrorCall | ir.Extern)
+    return simplify_stmt(moved)
+
+
+def _free_reads(stmts: tuple[ir.Stmt, ...], var: str) -> bool:
+    """Whether ``var`` is read (or assigned) somewhere no loop over ``var`` encloses."""
+    for s in stmts:
+        if isinstance(s, ir.Loop):
+            if any(var in _names(e) for e in (s.start, s.stop, s.step)):
+                return True
+            if s.var != var and _free_reads(s.body, var):
+                return True
+            continue
+        if isinstance(s, ir.If):
+            if var in _names(s.cond) or _free_reads(s.then, var) or _free_reads(s.orelse, var):
+                return True
+            continue
+        if var in _names(s):
+            return True
+    return False
+
+
+def _names(node: object) -> set[str]:
+    return {n.name for n in ir.walk(node) if isinstance(n, ir.Var)}
+
+
+def rerolled(loop: ir.Loop) -> ir.Loop | None:
+    """The unit-step form of ``loop`` when its body is its own unrolling, else None."""
+    step = simplify(loop.step)
+    if not isinstance(step, ir.Const) or not isinstance(step.value, int) or step.value < 2:
+        return None
+    k = step.value
+    body = loop.body
+    if not body or len(body) % k or not all(isinstance(s, ir.Assign) for s in body):
+        return None
+    g = len(body) // k  # statements per unrolled copy (a swap through a temporary has 3)
+    dtype = step.dtype
+    first = tuple(simplify_stmt(s) for s in body[:g])
+    if not any(loop.var in _names(s) for s in first):
+        return None
+    for j in range(1, k):
+        for t in range(g):
+            if simplify_stmt(body[j * g + t]) != _shifted(first[t], loop.var, dtype, j):
+                return None
+    trips = ir.BinOp("div", ir.BinOp("add", ir.BinOp("sub", loop.stop, loop.start, dtype), ir.Const(k - 1, dtype),
+                                     dtype), ir.Const(k, dtype), dtype)
+    stop = simplify(ir.BinOp("add", loop.start, ir.BinOp("mul", ir.Const(k, dtype), trips, dtype), dtype))
+    return replace(loop, stop=stop, step=ir.Const(1, dtype), body=first,
+                   reason=f"re-rolled from a {k}-way unrolled body")
+
+
+def reroll_body(stmts: tuple[ir.Stmt, ...], kernel_body: tuple[ir.Stmt, ...]) -> tuple[ir.Stmt, ...]:
+    out: list[ir.Stmt] = []
+    for s in stmts:
+        if isinstance(s, ir.Loop):
+            s = replace(s, body=reroll_body(s.body, kernel_body))
+            r = rerolled(s)
+            if r is not None and not _free_reads(kernel_body, s.var):
+                s = r
+        elif isinstance(s, ir.If):
+            s = replace(s, then=reroll_body(s.then, kernel_body), orelse=reroll_body(s.orelse, kernel_body))
+        out.append(s)
+    return tuple(out)
+
+
+def reroll(kernel: ir.Kernel) -> ir.Kernel:
+    """The kernel with every manually unrolled loop re-rolled (module docstring)."""
+    return replace(kernel, body=reroll_body(kernel.body, kernel.body))
