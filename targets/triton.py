@@ -176,7 +176,7 @@ class _ModuleWriter:
             else:
                 t = _PY_TYPE.get(p.dtype, "int" if p.dtype.is_int else "float")
                 params.append(f"{py_name(p.name)}: {t}")
-        params += ["*", "block: int = 256"]
+        params += ["*", f"block: int = {self.schedule.block}"]
         return f"def {py_name(self.kernel.name.lower())}({', '.join(params)}) -> dict[str, object]:"
 
     def result_dict(self) -> str:
