@@ -12,7 +12,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from parsers.fortran import parse_source
 from targets.base import get_renderer
 from translate import ir
 from translate.analysis import analyze
@@ -54,6 +53,8 @@ end subroutine
 
 
 def kernel(src: str) -> ir.Kernel:
+    from parsers.fortran import parse_source  # not on the GPU machine (no fparser there)
+
     (k,) = parse_source(src, "t.f90", fixed_form=False).kernels
     assert isinstance(k, ir.Kernel), getattr(k, "reason", k)
     return analyze(k)
@@ -118,22 +119,23 @@ def test_gpu_calls_compute_the_right_numbers(tmp_path: Path) -> None:
     torch = pytest.importorskip("torch")
     if not torch.cuda.is_available() or os.environ.get("TRITON_INTERPRET") == "1":
         pytest.skip("no CUDA GPU")
+    from tests.kt_hand_kernels import daxpy
     from validation.profile import cuda_call, time_on_gpu, triton_call
 
-    k = kernel(AXPY)
+    k = daxpy()  # hand-built IR: the GPU machine has no Fortran frontend
     out = tmp_path / "out"
     for target in ("cuda", "triton"):
         get_renderer(target).render(k).write(out)
-    case = make_case(k, {"n": 1 << 20}, {"flag": "N", "a": 2.0}, {}, seed=3)
+    case = make_case(k, {"n": 1 << 20}, {"da": 2.0, "incx": 1, "incy": 1}, {}, seed=3)
     sig = signature(k, case.env)
-    want = case.arrays["y"] + 2.0 * case.arrays["x"]
-    cu = out / "cuda" / "axpy2_cuda.cu"
+    want = case.arrays["dy"] + 2.0 * case.arrays["dx"]
+    cu = out / "cuda" / "daxpy_cuda.cu"
     calls = {"cuda": cuda_call(build_cuda_entry(cu, k, sig, tmp_path / "cache"), k, sig, case.scalars,
                                dict(case.arrays)),
-             "triton": triton_call(out / "triton" / "axpy2_triton.py", k, sig, case.scalars, dict(case.arrays))}
+             "triton": triton_call(out / "triton" / "daxpy_triton.py", k, sig, case.scalars, dict(case.arrays))}
     for target, (call, dev) in calls.items():
-        call()  # one call on fresh device copies: y + 2x
+        call()  # one call on fresh device copies: dy + 2 dx
         torch.cuda.synchronize()
-        np.testing.assert_allclose(dev["y"].cpu().numpy(), want, rtol=1e-12, err_msg=target)
+        np.testing.assert_allclose(dev["dy"].cpu().numpy(), want, rtol=1e-12, err_msg=target)
         t = time_on_gpu(call, reps=5)
         assert 0 < t.median_s < 0.1, target
