@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from translate import ir
+from translate import interchange, ir
 from translate.ir import BinOp, Call, Const, DType, Expr, Load, LoopKind, Var
 from translate.reroll import reroll
 from translate.simplify import add, linearize, mul, simplify, sub
@@ -149,7 +149,25 @@ class _Ctx:
         body = self.block(loop.body, inner_cont)
         loop = replace(loop, body=body)
         loop, after = self.inductions(loop, cont)
-        return [self.classify(loop, cont), *after]
+        return [self.swappable(self.classify(loop, cont), cont), *after]
+
+    def swappable(self, loop: ir.Loop, cont: list[tuple[ir.Stmt, ...]]) -> ir.Loop:
+        """``loop`` marked ``swappable`` when interchanging it with the parallel loop inside
+        is legal (translate.interchange): its scalars are dead after it and the
+        interchanged outer loop classifies as parallel."""
+        if not interchange.candidate(loop):
+            return loop
+        scalars = {s.target.name for s in loop.body[:-1] if isinstance(s, ir.Assign) and isinstance(s.target, Var)}
+        if any(self.live(name, cont) for name in scalars):
+            return loop
+        outer = interchange.interchanged(loop)
+        (serial,) = outer.body
+        assert isinstance(serial, ir.Loop)
+        checked = self.classify(replace(outer, body=(replace(serial, kind=LoopKind.SERIAL),)), cont)
+        if checked.kind is not LoopKind.PARALLEL or checked.reductions:
+            return loop
+        return replace(loop, swappable=True, reason=f"{loop.reason}; the parallel loop {outer.var} inside it can run "
+                       "outside it, each thread running this loop (interchanged by the schedule)")
 
     def inductions(self, loop: ir.Loop, cont: list[tuple[ir.Stmt, ...]]) -> tuple[ir.Loop, list[ir.Stmt]]:
         assigned = _assigned(loop.body)

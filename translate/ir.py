@@ -192,6 +192,8 @@ class Loop:
     reason: str = ""  # why parallel or why not, in words
     directive: str | None = None  # "omp parallel do", "acc loop", "do concurrent"
     line: int = 0  # source line of the loop header
+    # analysis: a serial loop whose one parallel loop inside may be moved outside (translate.interchange)
+    swappable: bool = False
 
 
 @dataclass(frozen=True)

@@ -126,11 +126,16 @@ def measured(target: str, kernel: ir.Kernel, pc: ProfileCase, seconds: float, re
             "roof": roof}
 
 
-def variants(target: str, current: Schedule, budget: int) -> list[Schedule]:
-    """Schedules to try, the current one excluded, at most ``budget``."""
-    out = [Schedule(level=lv, block=b, matmul_library=current.matmul_library)
-           for lv in LEVELS.get(target, (0,)) for b in BLOCKS.get(target, (256,))]
-    return [s for s in out if (s.level, s.block) != (current.level, current.block)][:budget]
+def variants(target: str, current: Schedule, budget: int, kernel: ir.Kernel | None = None) -> list[Schedule]:
+    """Schedules to try, the current one excluded, at most ``budget``: the source loop order
+    first where the analysis found an interchange, then loop levels and block sizes."""
+    out = []
+    if kernel is not None and any(isinstance(n, ir.Loop) and n.swappable for s in kernel.body for n in ir.walk(s)):
+        out.append(Schedule(level=current.level, block=current.block, matmul_library=current.matmul_library,
+                            interchange=not current.interchange))
+    out += [Schedule(level=lv, block=b, matmul_library=current.matmul_library, interchange=current.interchange)
+            for lv in LEVELS.get(target, (0,)) for b in BLOCKS.get(target, (256,))]
+    return [s for s in out if s != current][:budget]
 
 
 class ResultCache:
@@ -179,7 +184,7 @@ def search(target: str, kernel: ir.Kernel, pc: ProfileCase, current: Schedule, c
     history = [{"variant": current.variant(), "status": "validated", "time_s": current_s, "current": True,
                 **({"cached": True} if seen is not None else {})}]
     best, best_s = current, current_s
-    for sch in variants(target, current, budget):
+    for sch in variants(target, current, budget, kernel):
         folder = scratch / f"{target}-level{sch.level}-block{sch.block}"
         try:
             rendered = get_renderer(target, sch).render(kernel, sch)

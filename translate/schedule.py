@@ -48,7 +48,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 
-from translate import ir
+from translate import interchange, ir
 from translate.irquery import (
     arrays_touched,
     count_refs,
@@ -79,6 +79,9 @@ class Schedule:
     row_programs: bool = True
     # the elementwise nest right after a matmul becomes the matmul kernel's epilogue
     fuse_epilogues: bool = True
+    # a serial loop around one parallel loop that the analysis marked swappable runs as the
+    # parallel loop outside, the serial one inside each thread (translate.interchange)
+    interchange: bool = True
     # Triton: a matmul runs as cuBLAS through torch (its tail a kernel after it) instead of
     # the generated tiled kernel, where the operands allow (same dtype)
     matmul_library: bool = False
@@ -88,7 +91,7 @@ class Schedule:
 
     def variant(self) -> str:
         """The knobs the optimize step searches, in words (the report's ``variant``)."""
-        return f"{self.describe()}, block {self.block}"
+        return f"{self.describe()}, block {self.block}" + ("" if self.interchange else ", no interchange")
 
 
 MAX_LEVEL = 2
@@ -151,12 +154,15 @@ Segment = HostBlock | HostIf | HostLoop | DeviceNest | DeviceSerial | DeviceExte
 
 
 def apply_schedule(kernel: ir.Kernel, schedule: Schedule) -> ir.Kernel:
-    """Level 0: unchanged. Level 1: in each parallel nest only the outermost
-    parallel loop stays parallel. Level 2: every loop serial."""
-    if schedule.level <= 0:
-        return kernel
+    """Swappable loops interchanged (``Schedule.interchange``), then level 0: unchanged;
+    level 1: in each parallel nest only the outermost parallel loop stays parallel;
+    level 2: every loop serial."""
     if schedule.level > MAX_LEVEL:
         raise ValueError(f"schedule level {schedule.level} > {MAX_LEVEL}")
+    if schedule.interchange and any(isinstance(n, ir.Loop) and n.swappable for s in kernel.body for n in ir.walk(s)):
+        kernel = replace(kernel, body=interchange.apply(kernel.body))
+    if schedule.level <= 0:
+        return kernel
     body = tuple(_reschedule(s, schedule.level, inside=False) for s in kernel.body)
     return replace(kernel, body=body)
 
