@@ -178,3 +178,31 @@ def test_intensity_edges() -> None:
     assert intensity(Work(80, 20, False)) == 0.25
     assert intensity(Work(0, 0, False)) == 0.0
     assert intensity(Work(0, 5, False)) == math.inf
+
+
+GAS = """
+subroutine gas(n, d, e, p, c)
+  integer n
+  double precision d(n), e(n), p(n), c(n)
+  integer j
+  do j = 1, n
+    p(j) = 0.4d0 * d(j) * e(j)
+    c(j) = sqrt(p(j) / d(j))
+  end do
+end subroutine
+"""
+
+
+def test_an_element_read_right_after_its_store_is_not_read_from_memory() -> None:
+    n = 100
+    # p has no intent (inout), but every read of it follows its store: d, e read; p, c written
+    assert work(fortran(GAS), {"n": n}).bytes == 4 * n * F64
+    # a read before the store is a read (y = y + ...): p counted twice
+    before = GAS.replace("p(j) = 0.4d0 * d(j) * e(j)", "p(j) = p(j) + 0.4d0 * d(j) * e(j)")
+    assert work(fortran(before), {"n": n}).bytes == 5 * n * F64
+    # the index moved between the store and the read: another element, read from memory
+    moved = (GAS.replace("integer j\n", "integer j, k\n").replace("do j = 1, n", "do j = 1, n - 1")
+             .replace("p(j) = 0.4d0", "k = j\n    p(k) = 0.4d0")
+             .replace("c(j) = sqrt(p(j) / d(j))", "k = k + 1\n    c(j) = sqrt(p(k) / d(j))"))
+    assert "p(k) / d(j)" in moved
+    assert work(fortran(moved), {"n": n}).bytes == 5 * n * F64

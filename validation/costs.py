@@ -6,8 +6,9 @@ name; :func:`case_env` builds them from a ``validation.inputs.Case``) and counts
 * ``bytes``, compulsory traffic: each array parameter once if the body reads it, once
   more if it writes it (stores and ``Extern`` outputs write; other loads and ``Extern``
   inputs read, but not an ``intent(out)`` array, whose reads see the kernel's own
-  writes). Locals are not counted. Sizes come from the symbolic shapes, else from the
-  array in ``env``; bf16 counts 2 bytes (the host holds it as float32).
+  writes, nor a read of the element the same statements just stored). Locals are not
+  counted. Sizes come from the symbolic shapes, else from the array in ``env``; bf16
+  counts 2 bytes (the host holds it as float32).
 * ``flops``: floating add, sub, mul, div, mod, pow and intrinsic calls count 1, other
   operations 0, loops multiply by their trip counts. Scalars assigned known values are
   followed, so conditions on arguments (``if (n <= 0) return``, ``lsame(trans, 'N')``)
@@ -109,8 +110,49 @@ def _reads(node: object, out: set[str]) -> set[str]:
     return out
 
 
+def _first_reads(stmts: tuple[ir.Stmt, ...], out: set[str],
+                 written: frozenset[tuple[str, str, frozenset[str]]] = frozenset()) -> set[str]:
+    """Arrays read at an element the same statement sequence has not just stored (so
+    ``p(j) = ...; q = p(j)`` does not read ``p`` from memory). A stored element stays
+    known until a scalar its index reads is assigned; loops and branches forget them."""
+    known = set(written)
+    for s in stmts:
+        if isinstance(s, ir.Assign):
+            store = isinstance(s.target, ir.Load)
+            exprs = (*s.target.index, s.value) if isinstance(s.target, ir.Load) else (s.value,)
+            for n in (n for e in exprs for n in ir.walk(e)):
+                if isinstance(n, ir.Load) and not any(
+                        k[0] == n.array and k[1] == _key(n.index) for k in known):
+                    out.add(n.array)
+            if store:
+                assert isinstance(s.target, ir.Load)
+                known.add((s.target.array, _key(s.target.index),
+                           frozenset(v.name for e in s.target.index for v in ir.walk(e) if isinstance(v, ir.Var))))
+            else:
+                assert isinstance(s.target, ir.Var)
+                known = {k for k in known if s.target.name not in k[2]}
+        elif isinstance(s, ir.Loop):
+            for e in (s.start, s.stop, s.step):
+                _reads(e, out)
+            _first_reads(s.body, out)
+            known = set()
+        elif isinstance(s, ir.If):
+            _reads(s.cond, out)
+            _first_reads(s.then, out, frozenset(known))
+            _first_reads(s.orelse, out, frozenset(known))
+            known = set()
+        else:
+            _reads(s, out)
+            known = set()
+    return out
+
+
+def _key(index: tuple[ir.Expr, ...]) -> str:
+    return ",".join(ir.expr_str(e) for e in index)
+
+
 def _traffic(kernel: ir.Kernel, scalars: Mapping[str, Any], arrays: Mapping[str, np.ndarray]) -> int:
-    read = _reads(kernel, set())
+    read = _first_reads(kernel.body, set())
     written = many(kernel.body, arrays_written)
     total = 0
     for a in kernel.arrays:
