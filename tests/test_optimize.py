@@ -127,6 +127,18 @@ def test_run_profiles_and_searches_through_the_graph(tmp_path: Path, monkeypatch
     md = (out / "report.md").read_text()
     assert "## Performance" in md and "### Schedule search" in md and "| `smooth` | kokkos |" in md
     assert "![roofline.svg](roofline.svg)" in md and "<circle" in (out / "roofline.svg").read_text()
+    page = (out / "report.html").read_text()
+    assert page.count("<svg") == 2 and "<th>region</th>" in page and "<td><code>smooth</code></td>" in page
+
+
+def test_report_html_renders_the_markdown_it_is_given(tmp_path: Path) -> None:
+    from translate.report_html import render_html
+
+    (tmp_path / "c.svg").write_text('<svg xmlns="http://www.w3.org/2000/svg"><circle r="1"/></svg>')
+    md = "# Workflow `w`\n\n| a | b |\n|---|---|\n| `x` | 1 < 2 |\n\n- one\n  - two\n\n![c.svg](c.svg)\n"
+    page = render_html(md, tmp_path)
+    assert "<h1>Workflow <code>w</code></h1>" in page and "<td>1 &lt; 2</td>" in page
+    assert "<ul><li>one</li><ul><li>two</li></ul></ul>" in page.replace("\n", "") and '<circle r="1"/>' in page
 
 
 def test_charts_place_points_under_the_roof() -> None:
