@@ -181,6 +181,7 @@ def _cpu_table(rows: list[dict[str, Any]]) -> str:
 def gpu(args: argparse.Namespace) -> int:
     import torch
 
+    from translate.optimize_steps import time_target
     from validation.ceilings import load_or_measure
     from validation.profile import precision, rates
 
@@ -189,10 +190,9 @@ def gpu(args: argparse.Namespace) -> int:
         return 2
     ceilings = load_or_measure(device="gpu")
     plan_dir = Path(args.plan_dir)
-    wanted = {r for r in args.regions.split(",") if r}
-    plans = [pickle.loads(p.read_bytes()) for p in sorted(plan_dir.glob("*.pkl"))]
     order = [r for r in args.regions.split(",") if r]
-    plans = sorted((d for d in plans if not wanted or d["region"] in wanted),
+    plans = [pickle.loads(p.read_bytes()) for p in sorted(plan_dir.glob("*.pkl"))]
+    plans = sorted((d for d in plans if not order or d["region"] in order),
                    key=lambda d: order.index(d["region"]) if d["region"] in order else 0)  # in the order given
     _prebuild_cuda(plans, plan_dir / ".cache")
     results: list[dict[str, Any]] = []
@@ -201,19 +201,18 @@ def gpu(args: argparse.Namespace) -> int:
         kernel: ir.Kernel = doc.pop("kernel")
         row = dict(doc)
         try:
-            case = make_case(kernel, doc["sizes"], doc["values"], doc["inputs"], SEED, _local(Path(doc["root"])))
-            sig = signature(kernel, case.env | {k: v for k, v in doc["sizes"].items() if k not in case.scalars})
-            w = Work(doc["bytes"], doc["flops"], doc["estimate"])
+            pc = _profile_case(doc, kernel)
             for target in doc["targets"]:
                 try:
-                    seconds = _time(target, _local(Path(doc["files"][target])), kernel, sig, case, plan_dir)
-                    row[target] = rates(w, seconds, ceilings, precision(kernel)).as_dict()
+                    seconds = time_target(target, _local(Path(doc["files"][target])), kernel, pc,
+                                          plan_dir / ".cache", plan_dir)
+                    row[target] = rates(pc.work, seconds, ceilings, precision(kernel)).as_dict()
                 except Exception as exc:  # one target's failure does not stop the table
                     row[target] = {"error": f"{type(exc).__name__}: {exc}"[:200]}
                 torch.cuda.empty_cache()
             if "matmul" in doc["region"] and {"m", "n", "k"} <= set(doc["sizes"]):
                 row["cublas"] = _cublas(doc["sizes"], kernel, ceilings)
-            del case
+            del pc
         except Exception as exc:
             row["error"] = f"{type(exc).__name__}: {exc}"[:200]
         results.append(row)
@@ -221,12 +220,10 @@ def gpu(args: argparse.Namespace) -> int:
         print(f"  {doc['workflow']}/{doc['region']}: " + ", ".join(
             f"{t} {row[t]['time_s'] * 1e3:.3f} ms" if "time_s" in row.get(t, {}) else f"{t} {row.get(t)}"
             for t in doc["targets"]), file=sys.stderr, flush=True)
-        (plan_dir / "results.json").write_text(json.dumps({"ceilings": ceilings.__dict__, "regions": results},
-                                                          indent=1))
+        _save_results(plan_dir, ceilings, results)
     if args.search:
         _search_slowest(results, kernels, args, plan_dir, ceilings)
-        (plan_dir / "results.json").write_text(json.dumps({"ceilings": ceilings.__dict__, "regions": results},
-                                                          indent=1))
+        _save_results(plan_dir, ceilings, results)
     print(f"{ceilings.device}: copy {ceilings.copy_gbps:.0f} GB/s, fp64 {ceilings.fp64_gflops / 1e3:.1f} TFLOP/s, "
           f"fp32 {ceilings.fp32_gflops / 1e3:.1f} TFLOP/s (FMA); cuBLAS fp64 {ceilings.gemm_fp64_gflops / 1e3:.1f}, "
           f"fp32 {ceilings.gemm_fp32_gflops / 1e3:.1f} TFLOP/s")
@@ -255,21 +252,19 @@ def _charts(results: list[dict[str, Any]], ceilings: Any, plan_dir: Path) -> Non
         (plan_dir / "speedup.svg").write_text(speedup_svg(bars, f"{ceilings.device} over the CPU reference"))
 
 
-def _time(target: str, files: Path, kernel: ir.Kernel, sig: dict[str, Any], case: Any, plan_dir: Path) -> float:
-    """Median seconds of the target's code in ``files`` on the case (device-resident arrays)."""
-    from validation.profile import build_cuda_entry, cuda_call, time_on_gpu, triton_call
-    from validation.runners import candidate_file
+def _save_results(plan_dir: Path, ceilings: Any, results: list[dict[str, Any]]) -> None:
+    """``results.json``, rewritten after every region (a run cut short keeps what it timed)."""
+    (plan_dir / "results.json").write_text(json.dumps({"ceilings": ceilings.__dict__, "regions": results}, indent=1))
 
-    src = candidate_file(target, files, kernel.name)
-    if src is None:
-        raise FileNotFoundError(f"no {target} file for {kernel.name} in {files}")
-    arrays = {k: v.copy() for k, v in case.arrays.items()}
-    if target == "cuda":
-        lib = build_cuda_entry(src, kernel, signature(kernel), plan_dir / ".cache")
-        call, _ = cuda_call(lib, kernel, sig, case.scalars, arrays)
-    else:
-        call, _ = triton_call(src, kernel, sig, case.scalars, arrays)
-    return time_on_gpu(call).median_s
+
+def _profile_case(doc: dict[str, Any], kernel: ir.Kernel) -> Any:
+    """The planned case of one region (``translate.optimize_steps.ProfileCase``), made again
+    from its seed at the planned sizes."""
+    from translate.optimize_steps import ProfileCase
+
+    case = make_case(kernel, doc["sizes"], doc["values"], doc["inputs"], SEED, _local(Path(doc["root"])))
+    sig = signature(kernel, case.env | {k: v for k, v in doc["sizes"].items() if k not in case.scalars})
+    return ProfileCase(case, sig, Work(doc["bytes"], doc["flops"], doc["estimate"]), doc["sizes"])
 
 
 def _search_slowest(results: list[dict[str, Any]], kernels: dict[str, ir.Kernel], args: argparse.Namespace,
@@ -285,11 +280,9 @@ def _search_slowest(results: list[dict[str, Any]], kernels: dict[str, ir.Kernel]
     for _, r, t in slow:
         kernel = kernels[r["region"]]
         try:
-            case = make_case(kernel, r["sizes"], r["values"], r["inputs"], SEED, _local(Path(r["root"])))
-            sig = signature(kernel, case.env | {k: v for k, v in r["sizes"].items() if k not in case.scalars})
-            found = _search(t, kernel, r, sig, case, r[t]["time_s"], args.budget, plan_dir, ceilings.device)
-            w = Work(r["bytes"], r["flops"], r["estimate"])
-            found["best_rates"] = rates(w, found["best_s"], ceilings, precision(kernel)).as_dict()
+            pc = _profile_case(r, kernel)
+            found = _search(t, kernel, r, pc, r[t]["time_s"], args.budget, plan_dir, ceilings.device)
+            found["best_rates"] = rates(pc.work, found["best_s"], ceilings, precision(kernel)).as_dict()
             r[t]["search"] = found
         except Exception as exc:
             r[t]["search_error"] = f"{type(exc).__name__}: {exc}"[:200]
@@ -298,11 +291,11 @@ def _search_slowest(results: list[dict[str, Any]], kernels: dict[str, ir.Kernel]
               file=sys.stderr, flush=True)
 
 
-def _search(target: str, kernel: ir.Kernel, doc: dict[str, Any], sig: dict[str, Any], case: Any, current_s: float,
-            budget: int, plan_dir: Path, device: str) -> dict[str, Any]:
+def _search(target: str, kernel: ir.Kernel, doc: dict[str, Any], pc: Any, current_s: float, budget: int,
+            plan_dir: Path, device: str) -> dict[str, Any]:
     """The optimize step's variant search on the GPU: each variant re-rendered, validated
     against the region's golden data (recorded on the planning machine), then timed."""
-    from translate.optimize_steps import ProfileCase, ResultCache, search
+    from translate.optimize_steps import ResultCache, search, time_target
     from translate.schedule import Schedule
     from validation.golden import validate_against_golden
 
@@ -314,10 +307,12 @@ def _search(target: str, kernel: ir.Kernel, doc: dict[str, Any], sig: dict[str, 
         bad = [c.reason for c in comps if not c.ok]
         return ("validated", None) if comps and not bad else ("failed", (bad or ["no golden cases"])[0])
 
-    pc = ProfileCase(case, sig, Work(doc["bytes"], doc["flops"], doc["estimate"]), doc["sizes"])
+    def timer(folder: Path) -> float:
+        return time_target(target, folder, kernel, pc, plan_dir / ".cache", plan_dir)
+
     best, best_s, history = search(target, kernel, pc, current, current_s, budget,
                                    plan_dir / ".variants" / doc["region"], ResultCache(plan_dir / ".cache" / "search"),
-                                   device, check, lambda folder: _time(target, folder, kernel, sig, case, plan_dir))
+                                   device, check, timer)
     return {"before_s": current_s, "best_s": best_s, "variant": best.variant(), "history": history}
 
 

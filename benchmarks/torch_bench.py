@@ -133,12 +133,10 @@ def _program(out_dir: Path, stem: str, mod: ModuleType) -> Any:
     return load_program(Path(mod.source.__file__), _sizes(out_dir, stem))
 
 
-def _init_args(out_dir: Path, stem: str, mod: ModuleType, dry_run: bool) -> list[Any]:
-    return list(_program(out_dir, stem, mod).init_inputs) if dry_run else list(mod.get_init_inputs())
-
-
-def _build(out_dir: Path, stem: str, mod: ModuleType, dry_run: bool, device: Any) -> tuple[Any, Any, list[Any]]:
-    """(model, model_new, inputs) at full size, or at the validated sizes for a dry run."""
+def _build(out_dir: Path, stem: str, mod: ModuleType, dry_run: bool, device: Any,
+           alt_mod: ModuleType | None = None) -> tuple[Any, Any, list[Any], Any]:
+    """(model, model_new, inputs, the compared ModelNew or None) at full size, or at the
+    validated sizes for a dry run; both ModelNew hold the model's weights."""
     import torch
 
     if dry_run:
@@ -149,11 +147,23 @@ def _build(out_dir: Path, stem: str, mod: ModuleType, dry_run: bool, device: Any
         base, init, get_inputs = mod.Model, list(mod.get_init_inputs()), lambda: list(mod.get_inputs())
     torch.manual_seed(0)
     model = base(*init).eval().to(device)
-    new = mod.model_new_class(base)(*init).eval().to(device)
-    new.load_state_dict(model.state_dict())
+    news = []
+    for m in (mod, alt_mod):
+        new = m.model_new_class(base)(*init).eval().to(device) if m is not None else None
+        if new is not None:
+            new.load_state_dict(model.state_dict())
+        news.append(new)
     torch.manual_seed(1)
     inputs = [x.to(device) if isinstance(x, torch.Tensor) else x for x in get_inputs()]
-    return model, new, inputs
+    return model, news[0], inputs, news[1]
+
+
+def _check(fn: Callable[..., Any], inputs: list[Any], want: Any) -> str:
+    """Why ``fn``'s output does not match ``want`` ("" when it does)."""
+    try:
+        return _mismatch(fn(*inputs), want)
+    except Exception as exc:
+        return f"{type(exc).__name__}: {exc}"
 
 
 def _measure(row: Row, model: Any, new: Any, inputs: list[Any], dry_run: bool,
@@ -165,26 +175,17 @@ def _measure(row: Row, model: Any, new: Any, inputs: list[Any], dry_run: bool,
     with torch.no_grad():
         want = model(*inputs)
         if alt is not None:
-            try:
-                awhy = _mismatch(alt(*inputs), want)
-            except Exception as exc:
-                awhy = f"{type(exc).__name__}: {exc}"
+            awhy = _check(alt, inputs, want)
             if awhy:
                 row.status = f"compared not timed, output mismatch: {awhy}"[:160]
             else:
                 row.alt_ms = timer(lambda: alt(*inputs))
-        try:
-            why = _mismatch(new(*inputs), want)
-        except Exception as exc:
-            why = f"{type(exc).__name__}: {exc}"
+        why = _check(new, inputs, want)
         if why:
             row.status = (row.status + "; " if row.status != "ok" else "") + \
                 f"ours not timed, output mismatch: {why}"[:160]
         compiled = torch.compile(model, backend="aot_eager" if dry_run else "inductor")
-        try:
-            cwhy = _mismatch(compiled(*inputs), want)
-        except Exception as exc:
-            cwhy = f"{type(exc).__name__}: {exc}"
+        cwhy = _check(compiled, inputs, want)
         if cwhy:
             row.status = (row.status + "; " if row.status != "ok" else "") + f"torch.compile: {cwhy}"[:120]
         row.eager_ms = timer(lambda: model(*inputs))
@@ -201,14 +202,10 @@ def bench_module(out_dir: Path, path: Path, dry_run: bool, timer: Callable[[Call
     stem = path.name[: -len("_model.py")]
     row = Row(stem)
     device = torch.device("cpu" if dry_run else "cuda")
-    alt = None
     try:
         mod = _import(path, f"kt_bench_{stem}")
-        model, new, inputs = _build(out_dir, stem, mod, dry_run, device)
-        if alt_path is not None and alt_path.is_file():
-            alt_cls = _import(alt_path, f"kt_bench_alt_{stem}").model_new_class(type(model))
-            alt = alt_cls(*_init_args(out_dir, stem, mod, dry_run)).eval().to(device)
-            alt.load_state_dict(model.state_dict())
+        alt_mod = _import(alt_path, f"kt_bench_alt_{stem}") if alt_path is not None and alt_path.is_file() else None
+        model, new, inputs, alt = _build(out_dir, stem, mod, dry_run, device, alt_mod)
     except Exception as exc:
         row.status = f"not run: {type(exc).__name__}: {exc}"[:160]
         return row

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from parsers.torch_dtypes import compute_dtype
 from translate import ir
 from translate.ir import BinOp, Call, Cast, Const, DType, Expr, Var
+from translate.irquery import first_best_condition
 from translate.simplify import simplify
 
 Index = tuple[Expr, ...]
@@ -297,11 +298,7 @@ class Emitter:
                     val = cast(body(vars_), dtype)
                     t = self.names.scalar("t", dtype)
                     self.emit(ir.Assign(t, val))
-                    take: Expr = BinOp(better, t, best, DType.BOOL)
-                    if dtype.is_float:  # NaN: take the first NaN and keep it
-                        isnan_t = BinOp("ne", t, t, DType.BOOL)
-                        isnan_b = BinOp("ne", best, best, DType.BOOL)
-                        take = BinOp("and", UnNot(isnan_b), BinOp("or", take, isnan_t, DType.BOOL), DType.BOOL)
+                    take = first_best_condition(t, best, better, dtype.is_float)  # NaN: the first, kept
                     self.emit(ir.If(take, (ir.Assign(best, t), ir.Assign(where, cast(flat(vars_), DType.I64)))))
                     return
                 lo, hi = ranges[k]
@@ -320,10 +317,6 @@ class Emitter:
             self.scopes.extend(saved)
         scope.cache[key] = out  # type: ignore[assignment]
         return out
-
-
-def UnNot(e: Expr) -> Expr:  # noqa: N802 - reads like the operator
-    return ir.UnOp("not", e, DType.BOOL)
 
 
 def _int_extreme(dtype: DType, better: str) -> Const:

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from targets.triton_expr import DeviceExpr, HostExpr, UnsupportedExpr, dev_dtype, fold, literal, py_name
 from targets.triton_kernels import IDENTITY, Lines, _Emitter
 from translate import ir
+from translate.irquery import first_best_condition
 from translate.schedule import DeviceNest, scalar_reads
 
 _COMBINE_OPS = ("add", "max", "min")
@@ -89,17 +90,6 @@ def _slot(kernel: ir.Kernel, array: str, rank: int, depth: int, count: int) -> i
     return from_contiguous if _contiguous_pos(kernel, array) == 0 else rank - 1 - from_contiguous
 
 
-def _take(v: ir.Expr, best: ir.Var, better: str, nan: bool) -> ir.Expr:
-    """The condition of a first-max/min update (``parsers.torch_emit.arg_reduce``)."""
-    take: ir.Expr = ir.BinOp(better, v, best, ir.DType.BOOL)
-    if not nan:
-        return take
-    isnan_v = ir.BinOp("ne", v, v, ir.DType.BOOL)
-    isnan_b = ir.BinOp("ne", best, best, ir.DType.BOOL)
-    return ir.BinOp("and", ir.UnOp("not", isnan_b, ir.DType.BOOL),
-                    ir.BinOp("or", take, isnan_v, ir.DType.BOOL), ir.DType.BOOL)
-
-
 @dataclass(frozen=True)
 class ArgUpdate:
     """``if take(v, best): best = v; where = index``: a first max/min and its index."""
@@ -126,7 +116,7 @@ def arg_update(s: ir.Stmt) -> ArgUpdate | None:
         for nan in (True, False):
             if nan and not a.target.dtype.is_float:
                 continue
-            if ir.expr_str(fold(s.cond)) == ir.expr_str(fold(_take(a.value, a.target, better, nan))):
+            if ir.expr_str(fold(s.cond)) == ir.expr_str(fold(first_best_condition(a.value, a.target, better, nan))):
                 return ArgUpdate(a.target, b.target, a.value, b.value, better, nan)
     return None
 

@@ -161,9 +161,7 @@ class _Ctx:
         if any(self.live(name, cont) for name in scalars):
             return loop
         outer = interchange.interchanged(loop)
-        (serial,) = outer.body
-        assert isinstance(serial, ir.Loop)
-        checked = self.classify(replace(outer, body=(replace(serial, kind=LoopKind.SERIAL),)), cont)
+        checked = self.classify(outer, cont)
         if checked.kind is not LoopKind.PARALLEL or checked.reductions:
             return loop
         return replace(loop, swappable=True, reason=f"{loop.reason}; the parallel loop {outer.var} inside it can run "

@@ -118,3 +118,16 @@ def stride_scalars(kernel: ir.Kernel, arrays: Iterable[str]) -> set[str]:
         for d in dims:
             out |= scalar_reads(d)
     return out
+
+
+def first_best_condition(value: ir.Expr, best: ir.Var, better: str, nan: bool) -> ir.Expr:
+    """When a first-max (``better`` "gt") or first-min ("lt") scan takes ``value`` over
+    ``best``; with ``nan`` (float values) the first NaN is taken and then kept, like
+    torch. The PyTorch frontend emits it; the Triton row programs recognise it."""
+    take: ir.Expr = ir.BinOp(better, value, best, ir.DType.BOOL)
+    if not nan:
+        return take
+    isnan_v = ir.BinOp("ne", value, value, ir.DType.BOOL)
+    isnan_b = ir.BinOp("ne", best, best, ir.DType.BOOL)
+    return ir.BinOp("and", ir.UnOp("not", isnan_b, ir.DType.BOOL),
+                    ir.BinOp("or", take, isnan_v, ir.DType.BOOL), ir.DType.BOOL)

@@ -47,6 +47,7 @@ class WorkflowRun:
         self._torch: dict[str, Any] = {}  # PyTorch regions (translate.pytorch_steps.TorchRegion) by name
         self._notes: dict[str, dict[str, list[str]]] = {}  # Rendered.notes by region and target
         self._model_new: dict[str, tuple[str | None, str | None]] = {}  # ModelNew file or why not
+        self._analysed: dict[str, ir.Kernel] = {}  # region -> kernel with its loops decided
         self._timing = threading.Lock()  # one timed region at a time: concurrent timings disturb each other
         self._profiles: dict[str, tuple[Any, float | None]] = {}  # region -> (ProfileCase, reference seconds)
         self._started = time.monotonic()
@@ -169,8 +170,14 @@ class WorkflowRun:
         The order audit of validation checks both kinds."""
         from translate.analysis import analyze
 
+        with self._lock:
+            done = self._analysed.get(name)
+        if done is not None:
+            return done
         kernel = self.kernel(name)
-        return kernel if self.workflow.language == "pytorch" else analyze(kernel)
+        result = kernel if self.workflow.language == "pytorch" else analyze(kernel)
+        with self._lock:  # analysed once: render, validate, profile and every variant use it
+            return self._analysed.setdefault(name, result)
 
     def render(self, name: str, targets: list[str], level: int) -> dict[str, dict[str, Any]]:
         """Write each target's files for one region at a schedule level."""
@@ -335,11 +342,11 @@ class WorkflowRun:
         kernel = self.analysed(name)
         pc, ref_s = self._profiles[name]
         cache = opt.ResultCache(self.cache_dir / "profile")
+        current = self._schedule(level)
+        scratch = self.out_dir / ".build" / name / "variants"
         out: dict[str, dict[str, Any]] = {}
         for t in self.slow_targets(outcome):
             e = outcome[t]
-            current = self._schedule(level)
-            scratch = self.out_dir / ".build" / name / "variants"
             device = device_name("gpu" if t in opt.GPU_TARGETS else "cpu")
 
             def check(folder: Path, sch: Schedule, t: str = t) -> tuple[str, str | None]:

@@ -101,8 +101,11 @@ def slug(name: str) -> str:
 
 
 def cache_dir() -> Path:
-    env = os.environ.get("KT_CACHE_DIR") or os.environ.get("KT_CACHE")
-    return Path(env) if env else Path.home() / ".cache" / "kernel-translate"
+    """``$KT_CACHE_DIR``, else the validation cache root (``runners.default_cache_dir``)."""
+    from validation.runners import default_cache_dir
+
+    env = os.environ.get("KT_CACHE_DIR")
+    return Path(env) if env else default_cache_dir()
 
 
 def cache_path(device: str) -> Path:

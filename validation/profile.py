@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import ctypes
 import importlib.util
-import shutil
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -33,14 +32,13 @@ from typing import Any
 
 import numpy as np
 
+from targets.cuda import CudaRenderer
 from translate import ir
 from validation import worker
 from validation.ceilings import Ceilings
 from validation.costs import Work
-from validation.runners import _hash, _publish, run_process
+from validation.runners import compile_cached, nvcc_command
 from validation.timing import Timing, time_cpu, time_gpu
-
-_C_TYPES = {"i32": "int", "i64": "long long", "f32": "float", "f64": "double", "bool": "bool", "char": "char"}
 
 
 @dataclass(frozen=True)
@@ -129,7 +127,7 @@ def cuda_entry_source(cu_file: Path, kernel: ir.Kernel, sig: dict[str, Any]) -> 
     name = kernel.name.lower()
     params, args = [], []
     for p in sig["params"]:
-        ctype = _C_TYPES[p["dtype"]]
+        ctype = CudaRenderer.TYPES[ir.DType(p["dtype"])]  # the launcher's own parameter types
         if p["kind"] == "array":
             params.append(f"void* {p['name']}")
             args.append(f"static_cast<{ctype}*>({p['name']})")
@@ -140,7 +138,7 @@ def cuda_entry_source(cu_file: Path, kernel: ir.Kernel, sig: dict[str, Any]) -> 
             params.append(f"{ctype}* {p['name']}")
             args.append(f"*{p['name']}")
     if sig["result"]:
-        params.append(f"{_C_TYPES[sig['result']]}* kt_result")
+        params.append(f"{CudaRenderer.TYPES[ir.DType(sig['result'])]}* kt_result")
         args.append("*kt_result")
     return (f'// Profiling entry for {name}_cuda (device pointers, default stream).\n'
             f'#include "{cu_file.resolve()}"\n\n'
@@ -150,23 +148,14 @@ def cuda_entry_source(cu_file: Path, kernel: ir.Kernel, sig: dict[str, Any]) -> 
 
 def build_cuda_entry(cu_file: Path, kernel: ir.Kernel, sig: dict[str, Any], cache_dir: Path,
                      timeout: float = 600) -> Path:
-    """Compile :func:`cuda_entry_source` (cached by content) and return the shared library."""
+    """Compile :func:`cuda_entry_source` with the flags the candidate was validated with
+    (cached by content) and return the shared library."""
     src = cuda_entry_source(cu_file, kernel, sig)
-    key = _hash("cuda-profile", src, cu_file.read_text(errors="replace"))
-    final = cache_dir / "cuda-profile" / key
-    if (final / "lib.so").exists():
-        return final / "lib.so"
-    tmp = cache_dir / "cuda-profile" / f".{key}-tmp"
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
-    (tmp / "entry.cu").write_text(src)
-    cmd = ["nvcc", "-std=c++17", "-O3", "-Xcompiler", "-fPIC", "-shared", "-gencode", "arch=compute_90,code=sm_90",
-           f"-I{cu_file.parent}", "entry.cu", "-o", "lib.so"]
-    r = run_process(cmd, "cuda profile entry compile", timeout, cwd=tmp)
-    if not r.ok:
-        raise RuntimeError(f"nvcc failed for {cu_file.name}: {r.reason}")
-    _publish(tmp, final)
-    return final / "lib.so"
+    build = compile_cached("cuda-profile", nvcc_command("entry.cu", cu_file.parent),
+                           src + cu_file.read_text(errors="replace"), cache_dir, timeout, {"entry.cu": src})
+    if not build.ok or build.artifact is None:
+        raise RuntimeError(f"nvcc failed for {cu_file.name}: {build.reason}")
+    return build.artifact
 
 
 def cuda_call(lib: Path, kernel: ir.Kernel, sig: dict[str, Any], scalars: dict[str, Any],
@@ -184,15 +173,9 @@ def cuda_call(lib: Path, kernel: ir.Kernel, sig: dict[str, Any], scalars: dict[s
             args.append(ctypes.c_void_p(dev[p["name"]].data_ptr()))
             argtypes.append(ctypes.c_void_p)
             continue
-        value = scalars[p["name"]]
-        box = ct(str(value).encode()[:1] or b" ") if p["dtype"] == "char" else \
-            ct(float(value)) if p["dtype"] in ("f32", "f64") else ct(int(value))
-        if p["intent"] == "in":
-            args.append(box)
-            argtypes.append(ct)
-        else:
-            args.append(ctypes.byref(box))
-            argtypes.append(ctypes.POINTER(ct))
+        arg, argtype, _ = worker.scalar_arg(p, scalars[p["name"]], ct)
+        args.append(arg)
+        argtypes.append(argtype)
     if sig["result"]:
         res = worker._CTYPES[sig["result"]]()
         args.append(ctypes.byref(res))

@@ -347,18 +347,32 @@ def build_candidate(target: str, files_dir: Path, kernel: ir.Kernel, cache_dir: 
     else:
         if not shutil.which("nvcc"):
             return CandidateBuild(False, "unsupported", "nvcc not found (see translate doctor)")
-        cmd = ["nvcc", "-std=c++17", "-O2", "-Xcompiler", "-fPIC", "-shared",
-               "-gencode", "arch=compute_90,code=sm_90", "-gencode", "arch=compute_90,code=compute_90",
-               f"-I{src.parent}", str(src), "-o", "{out}"]
-    key = _hash(target, src.read_text(errors="replace"), *cmd)
-    cache = Path(cache_dir or default_cache_dir()) / target
+        cmd = nvcc_command(src, src.parent)
+    return compile_cached(target, cmd, src.read_text(errors="replace"), cache_dir, timeout)
+
+
+def nvcc_command(src: Path | str, include: Path) -> list[str]:
+    """The nvcc line that builds a CUDA file into ``{out}`` (a shared library, sm_90 + PTX)."""
+    return ["nvcc", "-std=c++17", "-O2", "-Xcompiler", "-fPIC", "-shared",
+            "-gencode", "arch=compute_90,code=sm_90", "-gencode", "arch=compute_90,code=compute_90",
+            f"-I{include}", str(src), "-o", "{out}"]
+
+
+def compile_cached(kind: str, cmd: list[str], text: str, cache_dir: Path | None, timeout: float,
+                   files: dict[str, str] | None = None) -> CandidateBuild:
+    """Run ``cmd`` (``{out}``: the library to make) in a fresh folder holding ``files``,
+    cached under ``<cache>/<kind>/<hash of text and cmd>/lib.so``."""
+    key = _hash(kind, text, *cmd)
+    cache = Path(cache_dir or default_cache_dir()) / kind
     final = cache / key
     if (final / "lib.so").exists():
         return CandidateBuild(True, "built", "", final / "lib.so")
     cache.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{key}-", dir=cache))
+    for name, content in (files or {}).items():
+        (tmp / name).write_text(content)
     cmd = [c.replace("{out}", str(tmp / "lib.so")) for c in cmd]
-    r = run_process(cmd, f"{target} compile", timeout, cwd=tmp)
+    r = run_process(cmd, f"{kind} compile", timeout, cwd=tmp)
     if not r.ok:
         shutil.rmtree(tmp, ignore_errors=True)
         return CandidateBuild(False, "failed", r.reason, log=_tail(r.output))

@@ -5,8 +5,9 @@
 ``ctypes``: a shared library exporting ``kt_NAME``; ``triton``: a launcher
 module), the plain-data signature (shapes evaluated), the input ``.npz`` and
 the output ``.npz`` to write. With ``timing`` ({"reps", "min_time_s"}) each
-case is called repeatedly and the median time is reported (the profile step). Needs only numpy (and torch/triton for
-``triton``): never the frontend or langgraph.
+case is called repeatedly and the median time is reported (the profile step).
+Needs only numpy (and torch/triton for ``triton``): never the frontend or
+langgraph.
 """
 
 from __future__ import annotations
@@ -85,6 +86,21 @@ def run_reference(job: dict[str, Any], scalars: dict[str, Any], arrays: dict[str
     return {k: v[0] for k, v in boxes.items()}
 
 
+def scalar_arg(p: dict[str, Any], value: Any, ct: Any) -> tuple[Any, Any, Any]:
+    """(argument, argtype, box) of a scalar parameter as ctypes type ``ct``: by value
+    when it is intent(in), else by reference to the box (read back after the call)."""
+    dt = p["dtype"]
+    if dt == "char":
+        box = ct(str(value).encode()[:1] or b" ")
+    elif dt in ("f32", "f64"):
+        box = ct(float(value))
+    else:
+        box = ct(int(value))
+    if p["intent"] == "in":
+        return box, ct, box
+    return ctypes.byref(box), ctypes.POINTER(ct), box
+
+
 def run_ctypes(job: dict[str, Any], scalars: dict[str, Any], arrays: dict[str, np.ndarray]) -> dict[str, Any]:
     lib = ctypes.CDLL(job["lib"])
     sig = job["sig"]
@@ -99,20 +115,11 @@ def run_ctypes(job: dict[str, Any], scalars: dict[str, Any], arrays: dict[str, n
             args.append(ctypes.c_void_p(arrays[name].ctypes.data))
             argtypes.append(ctypes.c_void_p)
             continue
-        value = scalars[name]
-        if dt == "char":
-            box = ct(str(value).encode()[:1] or b" ")
-        elif dt in ("f32", "f64"):
-            box = ct(float(value))
-        else:
-            box = ct(int(value))
-        if p["intent"] == "in":
-            args.append(box)
-            argtypes.append(ct)
-        else:
+        arg, argtype, box = scalar_arg(p, scalars[name], ct)
+        args.append(arg)
+        argtypes.append(argtype)
+        if p["intent"] != "in":
             boxes[name] = box
-            args.append(ctypes.byref(box))
-            argtypes.append(ctypes.POINTER(ct))
     fn.argtypes = argtypes
     fn.restype = _CTYPES[sig["result"]] if sig["result"] else None
     res = fn(*args)
