@@ -312,7 +312,7 @@ def _search(target: str, kernel: ir.Kernel, doc: dict[str, Any], pc: Any, curren
 
     best, best_s, history = search(target, kernel, pc, current, current_s, budget,
                                    plan_dir / ".variants" / doc["region"], ResultCache(plan_dir / ".cache" / "search"),
-                                   device, check, timer)
+                                   device, check, timer, loops_for_products=False)
     return {"before_s": current_s, "best_s": best_s, "variant": best.variant(), "history": history}
 
 

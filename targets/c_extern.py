@@ -1,10 +1,10 @@
 """Library operations (``ir.Extern``) in the C-style targets.
 
-* CUDA ``matmul``: a generated shared-memory tiled kernel in the same file
-  (``kt_matmul_tiled``: 32x32 tiles, float accumulation for f32/f16/bf16,
-  double for f64, the batch on ``blockIdx.z``, transposed operands read
-  through strides, no copies, no library to link). cuBLAS would be faster on
-  large fp32 GEMMs; this keeps the translation self-contained.
+* CUDA ``matmul``: the generated tiled kernels of ``targets.cuda_matmul`` in
+  the same file (fp64 on tensor cores, register-tiled SIMT for the other float
+  types, accumulation in float for f32/f16/bf16), every operand read through
+  strides (transposes, column-major storage, leading dimensions), no copies, no
+  library to link.
 * Kokkos ``matmul``: an ``MDRangePolicy`` over (batch, m, n) with the K loop
   per element, accumulation in float (double for f64).
 * Convolutions: ``Unsupported`` (they need a library: cuDNN), so the report
@@ -18,38 +18,6 @@ from targets.cstyle import CStyleRenderer, cname
 from translate import ir
 from translate.ir import DType
 from translate.schedule import DeviceExtern
-
-CUDA_MATMUL = """// C[z] = op(A[z]) @ op(B[z]) for one batch index z = blockIdx.z: 32x32 shared-memory tiles,
-// accumulation in Acc; strides (elements) carry transposes and broadcast batches (stride 0)
-template <typename T, typename Acc, int TILE>
-__global__ void kt_matmul_tiled(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ c,
-                                const int m, const int n, const int k,
-                                const long long sab, const long long sam, const long long sak,
-                                const long long sbb, const long long sbk, const long long sbn) {
-    __shared__ Acc as[TILE][TILE + 1];
-    __shared__ Acc bs[TILE][TILE + 1];
-    const long long z = blockIdx.z;
-    const int row = blockIdx.y * TILE + threadIdx.y;
-    const int col = blockIdx.x * TILE + threadIdx.x;
-    a += z * sab;
-    b += z * sbb;
-    Acc acc = Acc(0);
-    for (int k0 = 0; k0 < k; k0 += TILE) {
-        const int ka = k0 + threadIdx.x;
-        const int kb = k0 + threadIdx.y;
-        as[threadIdx.y][threadIdx.x] = (row < m && ka < k) ? static_cast<Acc>(a[row * sam + ka * sak]) : Acc(0);
-        bs[threadIdx.y][threadIdx.x] = (kb < k && col < n) ? static_cast<Acc>(b[kb * sbk + col * sbn]) : Acc(0);
-        __syncthreads();
-#pragma unroll
-        for (int kk = 0; kk < TILE; ++kk) {
-            acc += as[threadIdx.y][kk] * bs[kk][threadIdx.x];
-        }
-        __syncthreads();
-    }
-    if (row < m && col < n) {
-        c[z * m * n + (long long)row * n + col] = static_cast<T>(acc);
-    }
-}"""
 
 
 def conv_unsupported(r: CStyleRenderer, seg: DeviceExtern) -> Unsupported:
@@ -71,6 +39,7 @@ def matmul_decls(r: CStyleRenderer, op: ir.Extern) -> tuple[ir.Array, ir.Array, 
 
 
 def _strides(r: CStyleRenderer, d: ir.Array, trans: bool) -> tuple[str, str, str]:
+    """Element strides (batch, row, column) of ``d``'s logical matrix (transposed if ``trans``)."""
     rows, cols = f"(long long)({r.expr(d.shape[-2])})", f"(long long)({r.expr(d.shape[-1])})"
     row_s, col_s = ("1", rows) if d.layout is ir.Layout.LEFT else (cols, "1")
     if trans:
@@ -78,42 +47,47 @@ def _strides(r: CStyleRenderer, d: ir.Array, trans: bool) -> tuple[str, str, str
     return (f"{rows} * {cols}" if d.rank > 2 else "0"), row_s, col_s
 
 
+def matmul_k(r: CStyleRenderer, op: ir.Extern, a: ir.Array, trans_a: bool) -> str:
+    """The product's inner extent: the ``k`` attribute where the operands are larger."""
+    k = op.attr("k")
+    return r.expr(k if isinstance(k, ir.Expr) else a.shape[-2] if trans_a else a.shape[-1])
+
+
 def cuda_launch_matmul(r: CStyleRenderer, buf: CodeBuffer, seg: DeviceExtern) -> None:
     op = seg.op
     a, b, c = matmul_decls(r, op)
-    if c.layout is not ir.Layout.RIGHT:
-        raise r.unsupported(op, "matmul output must be row-major (RIGHT)")
     ta, tb = bool(op.attr("trans_a", False)), bool(op.attr("trans_b", False))
     if a.dtype != b.dtype or b.dtype != c.dtype or not c.dtype.is_float:
         raise r.unsupported(op, "matmul operands of different or non-float types")
     acc = "double" if c.dtype is DType.F64 else "float"
-    sab, sam, sak = _strides(r, a, ta)
-    sbb, sbk, sbn = _strides(r, b, tb)
+    strides = [*_strides(r, a, ta), *_strides(r, b, tb), *_strides(r, c, False)]
     with buf.block("", opener="{"):
         buf.line(f"// {seg.name}: matmul {a.name}{'^T' if ta else ''} @ {b.name}{'^T' if tb else ''} -> {c.name} "
                  f"({r.where(op.line)}), generated tiled kernel")
         buf.line(f"const int mm_m = {r.expr(c.shape[-2])};")
         buf.line(f"const int mm_n = {r.expr(c.shape[-1])};")
-        buf.line(f"const int mm_k = {r.expr(a.shape[-2] if ta else a.shape[-1])};")
+        buf.line(f"const int mm_k = {matmul_k(r, op, a, ta)};")
         buf.line(f"const int mm_batch = {r.expr(c.shape[0]) if c.rank == 3 else '1'};")
-        with buf.block("if (mm_m > 0 && mm_n > 0 && mm_batch > 0)"):
-            buf.line("const dim3 block(32, 32);")
-            buf.line("const dim3 grid((mm_n + 31) / 32, (mm_m + 31) / 32, mm_batch);")
-            args = [cname(a.name), cname(b.name), cname(c.name), "mm_m", "mm_n", "mm_k", sab, sam, sak, sbb, sbk, sbn]
-            buf.line(f"kt_matmul_tiled<{r.ctype(c.dtype)}, {acc}, 32><<<grid, block, 0, stream>>>(")
-            buf.line(f"    {', '.join(args)});")
-            buf.line("KT_CUDA_CHECK(cudaGetLastError());")
+        buf.line("// element strides: A (batch, m, k), B (batch, k, n), C (batch, m, n)")
+        buf.line(f"const KtMatmulStrides mm_s{{{', '.join(strides)}}};")
+        buf.line(f"KT_CUDA_CHECK((kt_matmul<{r.ctype(c.dtype)}, {acc}>({cname(a.name)}, {cname(b.name)}, "
+                 f"{cname(c.name)}, mm_m, mm_n, mm_k, mm_batch, mm_s, stream)));")
 
 
 def kokkos_matmul_function(r: CStyleRenderer, buf: CodeBuffer, seg: DeviceExtern,
                            view_type: object) -> list[str]:
-    """The matmul as a function ``seg.name(a, b, c)``; returns the argument names."""
+    """The matmul as a function ``seg.name(a, b, c[, k])``; returns the call's arguments."""
     op = seg.op
     a, b, c = matmul_decls(r, op)
     ta, tb = bool(op.attr("trans_a", False)), bool(op.attr("trans_b", False))
     acc = "double" if c.dtype is DType.F64 else "float"
     params = [f"{view_type(a, const=True)} {cname(a.name)}", f"{view_type(b, const=True)} {cname(b.name)}",
               f"{view_type(c)} {cname(c.name)}"]
+    k = op.attr("k")
+    args = [cname(a.name), cname(b.name), cname(c.name)]
+    if isinstance(k, ir.Expr):  # the operands are larger than the product (leading dimensions)
+        params.append("const int mm_k")
+        args.append(r.expr(k))
 
     def ix(d: ir.Array, first: str, second: str, trans: bool) -> str:
         pair = (second, first) if trans else (first, second)
@@ -125,7 +99,8 @@ def kokkos_matmul_function(r: CStyleRenderer, buf: CodeBuffer, seg: DeviceExtern
         rc = c.rank
         buf.line(f"const int mm_m = (int){cname(c.name)}.extent({rc - 2});")
         buf.line(f"const int mm_n = (int){cname(c.name)}.extent({rc - 1});")
-        buf.line(f"const int mm_k = (int){cname(a.name)}.extent({a.rank - 2 if ta else a.rank - 1});")
+        if not isinstance(k, ir.Expr):
+            buf.line(f"const int mm_k = (int){cname(a.name)}.extent({a.rank - 2 if ta else a.rank - 1});")
         buf.line(f"const int mm_batch = {'(int)' + cname(c.name) + '.extent(0)' if rc == 3 else '1'};")
         rank = "Kokkos::Rank<3, Kokkos::Iterate::Right, Kokkos::Iterate::Right>"
         buf.line(f'Kokkos::parallel_for("{seg.name}", Kokkos::MDRangePolicy<{rank}>({{0, 0, 0}}, '
@@ -138,4 +113,4 @@ def kokkos_matmul_function(r: CStyleRenderer, buf: CodeBuffer, seg: DeviceExtern
                 buf.line(f"acc += static_cast<{acc}>({cname(a.name)}({ix(a, 'i', 'kk', ta)})) * "
                          f"static_cast<{acc}>({cname(b.name)}({ix(b, 'kk', 'j', tb)}));")
             buf.line(f"{cname(c.name)}({ix(c, 'i', 'j', False)}) = acc;")
-    return [cname(a.name), cname(b.name), cname(c.name)]
+    return args

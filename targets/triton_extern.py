@@ -3,11 +3,11 @@
 * ``matmul``: a generated tiled kernel, ``tl.dot`` over BLOCK_M x BLOCK_N x
   BLOCK_K tiles with masked edges, grouped program order for L2 reuse, the
   batch on program axis 1, transposed operands read through strides (no
-  copies). fp32 operands use ``input_precision="ieee"`` (true fp32 products,
-  no TF32), f16/bf16 operands accumulate in fp32, f64 uses a broadcast product
-  (``tl.dot`` has no f64 on every GPU). When the nest right after it is a pure
-  elementwise tail over exactly its output (``epilogue_ok``), that nest is
-  rendered into the kernel's store: the epilogue.
+  copies). fp32 and fp64 operands use ``input_precision="ieee"`` (true
+  products, no TF32), f16/bf16 operands accumulate in fp32. When the nest
+  right after it is a pure elementwise tail over exactly its output
+  (``epilogue_ok``), that nest is rendered into the kernel's store: the
+  epilogue.
   With ``Schedule.matmul_library`` (the workflows' default) the product is
   instead a library call, ``torch.matmul`` into the output (cuBLAS on a GPU),
   where the operands share one dtype; its tail then runs as its own kernel.
@@ -60,6 +60,12 @@ def matmul_dims(kernel: ir.Kernel, op: ir.Extern) -> tuple[ir.Array, ir.Array, i
         if d.rank not in (2, c.rank):
             raise UnsupportedExpr(op, f"matmul operand {d.name} has rank {d.rank}, the output {c.rank}")
     return a, b, c
+
+
+def matmul_k(op: ir.Extern, a: ir.Array, trans_a: bool) -> ir.Expr:
+    """The product's inner extent: the ``k`` attribute where the operands are larger."""
+    k = op.attr("k")
+    return k if isinstance(k, ir.Expr) else a.shape[-2] if trans_a else a.shape[-1]
 
 
 def epilogue_ok(kernel: ir.Kernel, ext: DeviceExtern, nest: DeviceNest) -> bool:
@@ -169,7 +175,7 @@ class MatmulEmitter(_Emitter):
             out("a_t = tl.load(a_ptrs, mask=(offs_m[:, None] < kt_m) & (offs_k[None, :] < k_left), other=0.0)")
             out("b_t = tl.load(b_ptrs, mask=(offs_k[:, None] < k_left) & (offs_n[None, :] < kt_n), other=0.0)")
             if dtype is ir.DType.F64:
-                out("acc += tl.sum(a_t[:, :, None] * b_t[None, :, :], axis=1)  # f64: no tl.dot on every GPU")
+                out('acc = tl.dot(a_t, b_t, acc, input_precision="ieee", out_dtype=tl.float64)  # fp64 products')
             elif dtype is ir.DType.F32 and a.dtype == b.dtype:
                 out('acc = tl.dot(a_t, b_t, acc, input_precision="ieee")  # true fp32 products (no TF32)')
             else:
@@ -242,7 +248,7 @@ class MatmulEmitter(_Emitter):
         h = self.host
         ext = self.ext
         m, n = f"({h(c.shape[-2])})", f"({h(c.shape[-1])})"
-        k = f"({h(a.shape[-2] if ta else a.shape[-1])})"
+        k = f"({h(matmul_k(ext.op, a, ta))})"
         batch = " * ".join(f"({h(s)})" for s in c.shape[:-2]) or "1"
 
         def strides(d: ir.Array, trans: bool) -> tuple[str, str, str]:
@@ -263,7 +269,7 @@ class MatmulEmitter(_Emitter):
                  f"mm_m, mm_n, mm_k, mm_batch = {m}, {n}, {k}, {batch}",
                  "if mm_m > 0 and mm_n > 0 and mm_batch > 0:"]
         if dtype is ir.DType.F64:
-            cfg = "32, 32, 8, 4, 4, 2"
+            cfg = "64, 64, 16, 4, 4, 3"
         elif dtype is ir.DType.F32:
             cfg = "128, 128, 32, 8, 8, 3"  # H200, 4096^3 ieee: 42.6 TFLOP/s (a, b row-major), 22 (b^T)
         else:
@@ -335,6 +341,9 @@ def library_matmul_lines(kernel: ir.Kernel, ext: DeviceExtern, host: HostExpr) -
     ta, tb = bool(op.attr("trans_a", False)), bool(op.attr("trans_b", False))
     av, bv = _matrix_view(a, host, ta), _matrix_view(b, host, tb)
     dims = [host(x) for x in c.shape]
+    if isinstance(op.attr("k"), ir.Expr):  # operands larger than the product (leading dimensions)
+        k = host(matmul_k(op, a, ta))
+        av, bv = f"{av}[..., :{dims[-2]}, :{k}]", f"{bv}[..., :{k}, :{dims[-1]}]"
     if c.layout is ir.Layout.LEFT:
         call = f"torch.matmul({bv}.mT, {av}.mT, out={py_name(c.name)}.view({dims[1]}, {dims[0]}))"
     else:

@@ -287,4 +287,6 @@ def test_cuda_compiles(tmp_path: Path) -> None:
     src = get_renderer("cuda").render(CASES["local_between"]().kernel).source
     assert "kt_buffer<float> t_buf(kt_extent(m) * kt_extent(n));" in src
     mm = get_renderer("cuda").render(CASES["bmm"]().kernel).source
-    assert "kt_matmul_tiled<float, float, 32><<<grid, block, 0, stream>>>" in mm
+    assert "kt_matmul<float, float>(a, c, out, mm_m, mm_n, mm_k, mm_batch, mm_s, stream)" in mm
+    # batch, row and column strides of a (m x k), c (k x n) and out (m x n), all row-major
+    assert "mm_s{(long long)(m) * (long long)(k), (long long)(k), 1, (long long)(k) * (long long)(n), " in mm

@@ -20,11 +20,11 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from translate import ir
+from translate import contraction, ir
 from translate.config import OptimizeConfig, RegionConfig
 from translate.schedule import Schedule
 from validation import toolchains
@@ -126,15 +126,18 @@ def measured(target: str, kernel: ir.Kernel, pc: ProfileCase, seconds: float, re
             "roof": roof}
 
 
-def variants(target: str, current: Schedule, budget: int, kernel: ir.Kernel | None = None) -> list[Schedule]:
-    """Schedules to try, the current one excluded, at most ``budget``: the source loop order
-    first where the analysis found an interchange, then loop levels and block sizes."""
+def variants(target: str, current: Schedule, budget: int, kernel: ir.Kernel | None = None,
+             loops_for_products: bool = True) -> list[Schedule]:
+    """Schedules to try, the current one excluded, at most ``budget``: matrix products as
+    loops where a product was recognised, the source loop order where the analysis found
+    an interchange, then loop levels and block sizes. ``loops_for_products=False`` leaves
+    out the loop form of a product (hours at sizes that fill a GPU)."""
     out = []
+    if kernel is not None and loops_for_products and contraction.has_product(kernel):
+        out.append(replace(current, contraction=not current.contraction))
     if kernel is not None and any(isinstance(n, ir.Loop) and n.swappable for s in kernel.body for n in ir.walk(s)):
-        out.append(Schedule(level=current.level, block=current.block, matmul_library=current.matmul_library,
-                            interchange=not current.interchange))
-    out += [Schedule(level=lv, block=b, matmul_library=current.matmul_library, interchange=current.interchange)
-            for lv in LEVELS.get(target, (0,)) for b in BLOCKS.get(target, (256,))]
+        out.append(replace(current, interchange=not current.interchange))
+    out += [replace(current, level=lv, block=b) for lv in LEVELS.get(target, (0,)) for b in BLOCKS.get(target, (256,))]
     return [s for s in out if s != current][:budget]
 
 
@@ -167,7 +170,8 @@ class ResultCache:
 def search(target: str, kernel: ir.Kernel, pc: ProfileCase, current: Schedule, current_s: float, budget: int,
            scratch: Path, cache: ResultCache, device: str,
            validate: Callable[[Path, Schedule], tuple[str, str | None]],
-           timer: Callable[[Path], float]) -> tuple[Schedule, float, list[dict[str, Any]]]:
+           timer: Callable[[Path], float], loops_for_products: bool = True,
+           ) -> tuple[Schedule, float, list[dict[str, Any]]]:
     """Try the variants of one target: render, validate (``validate(dir, schedule)`` ->
     (status, reason)), time the validated ones (``timer(dir)``); returns the best
     schedule, its time and the history (the current schedule first)."""
@@ -184,7 +188,7 @@ def search(target: str, kernel: ir.Kernel, pc: ProfileCase, current: Schedule, c
     history = [{"variant": current.variant(), "status": "validated", "time_s": current_s, "current": True,
                 **({"cached": True} if seen is not None else {})}]
     best, best_s = current, current_s
-    for sch in variants(target, current, budget, kernel):
+    for sch in variants(target, current, budget, kernel, loops_for_products):
         folder = scratch / f"{target}-level{sch.level}-block{sch.block}"
         try:
             rendered = get_renderer(target, sch).render(kernel, sch)

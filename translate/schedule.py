@@ -48,7 +48,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 
-from translate import interchange, ir
+from translate import contraction, interchange, ir
 from translate.irquery import (
     arrays_touched,
     count_refs,
@@ -85,13 +85,16 @@ class Schedule:
     # Triton: a matmul runs as cuBLAS through torch (its tail a kernel after it) instead of
     # the generated tiled kernel, where the operands allow (same dtype)
     matmul_library: bool = False
+    # a matrix product written as loops runs as the tiled matmul (translate.contraction)
+    contraction: bool = True
 
     def describe(self) -> str:
         return ["as analysed", "outermost loop parallel only", "serial on the device"][self.level]
 
     def variant(self) -> str:
         """The knobs the optimize step searches, in words (the report's ``variant``)."""
-        return f"{self.describe()}, block {self.block}" + ("" if self.interchange else ", no interchange")
+        return (f"{self.describe()}, block {self.block}" + ("" if self.interchange else ", no interchange")
+                + ("" if self.contraction else ", products as loops"))
 
 
 MAX_LEVEL = 2
@@ -154,11 +157,14 @@ Segment = HostBlock | HostIf | HostLoop | DeviceNest | DeviceSerial | DeviceExte
 
 
 def apply_schedule(kernel: ir.Kernel, schedule: Schedule) -> ir.Kernel:
-    """Swappable loops interchanged (``Schedule.interchange``), then level 0: unchanged;
+    """Matrix products as matmuls (``Schedule.contraction``), swappable loops
+    interchanged (``Schedule.interchange``), then level 0: unchanged;
     level 1: in each parallel nest only the outermost parallel loop stays parallel;
     level 2: every loop serial."""
     if schedule.level > MAX_LEVEL:
         raise ValueError(f"schedule level {schedule.level} > {MAX_LEVEL}")
+    if schedule.contraction:
+        kernel = contraction.recognise(kernel)
     if schedule.interchange and any(isinstance(n, ir.Loop) and n.swappable for s in kernel.body for n in ir.walk(s)):
         kernel = replace(kernel, body=interchange.apply(kernel.body))
     if schedule.level <= 0:

@@ -314,7 +314,9 @@ class _Counter:
             if len(dims) != 3:
                 raise ValueError(f"{self.kernel.name}: matmul takes two inputs and one output")
             a, _, c = dims
-            return 2 * math.prod(c) * (a[-2] if op.attr("trans_a") else a[-1])
+            k = op.attr("k")
+            return 2 * math.prod(c) * (int(ir.evaluate(k, env)) if k is not None
+                                       else a[-2] if op.attr("trans_a") else a[-1])
         if op.op.startswith("conv"):
             x, w, y = dims[0], dims[1], dims[-1]
             macs = math.prod(x if "transpose" in op.op else y) * math.prod(w[1:])

@@ -1,0 +1,591 @@
+"""The generated CUDA matrix product that ``ir.Extern`` matmuls launch.
+
+Four kernels, all reading every operand through element strides (transposes,
+column-major storage, leading dimensions larger than the matrix and broadcast
+batches need no copies), the batch on ``blockIdx.z``, every edge bounds-checked:
+
+* ``kt_matmul_dmma_async``: fp64 on tensor cores through ``mma.sync`` PTX
+  (m16n8k4/k8/k16 on sm_90 and later, m8n8k4 on sm_80/sm_89): a BM x BN block
+  tile, a WM x WN tile per warp, a STAGES-deep ring of BK slabs in dynamic
+  shared memory filled with ``cp.async`` (out-of-range elements zero-filled),
+  so no register staging.
+* ``kt_matmul_dmma``: fp64 on tensor cores (WMMA 8x8x4 double, sm_80 and
+  later): the next K slab fetched into registers while the current one is
+  multiplied; used where the device's shared memory is too small for the above.
+* ``kt_matmul_simt4``: float accumulation on the CUDA cores: 8 x 8 outputs per
+  thread as four 4 x 4 quadrants read from shared memory as float4, the next K
+  slab prefetched into registers, double-buffered shared tiles.
+* ``kt_matmul_simt``: any float type, accumulated in ``Acc``: a BM x BN block
+  tile, TM x TN outputs per thread held in registers (also fp64 below sm_80).
+
+``kt_matmul`` picks between them at run time from the device's compute
+capability and shared memory. The host passes the operand strides in a
+``KtMatmulStrides``; the including file defines ``KT_CUDA_CHECK``.
+"""
+
+from __future__ import annotations
+
+import re
+
+# block shapes, measured on the H200 (docs/measurements): fp64 DMMA and the SIMT kernels
+DMMA_TILE = (128, 128, 8, 32, 64)  # BM, BN, BK, WM, WN (register-staged WMMA kernel, the fallback; 23.5 TFLOP/s)
+SIMT_TILE = {"float": (128, 128, 8, 8, 8), "double": (64, 64, 8, 4, 4)}  # BM, BN, BK, TM, TN
+# not measured yet (.device/probe_mm.py times the candidates):
+# BM, BN, BK, WM, WN, STAGES, KI of the cp.async kernel; KI is the k of the sm_90 shape m16n8kKI (4, 8 or 16; 0: m8n8k4)
+DMMA_ASYNC_TILE = (128, 128, 16, 32, 64, 3, 16)
+SIMT4_TILE = (128, 128, 8)  # BM, BN, BK of the float4 SIMT kernel (8 x 8 outputs per thread)
+
+CUDA_MATMUL = r"""// ---- generated matrix product: C[z] = A[z] @ B[z], every operand read through element strides
+#include <mma.h>
+#include <type_traits>
+
+struct KtMatmulStrides {
+    long long ab, am, ak;  // A: batch, row (m), column (k)
+    long long bb, bk, bn;  // B: batch, row (k), column (n)
+    long long cb, cm, cn;  // C: batch, row (m), column (n)
+};
+
+// block tile (tile_m, tile_n) of block (bx, by) in a gx x gy grid: consecutive blocks walk GROUP tile rows
+// down one tile column before moving right, so the blocks in flight share their A and B panels in L2
+__host__ __device__ inline void kt_matmul_tile(const int bx, const int by, const int gx, const int gy,
+                                               int& tile_m, int& tile_n) {
+    constexpr int GROUP = 8;
+    const int id = by * gx + bx, per_group = GROUP * gx;
+    const int first = (id / per_group) * GROUP;
+    const int rows = gy - first < GROUP ? gy - first : GROUP;
+    tile_m = first + (id % per_group) % rows;
+    tile_n = (id % per_group) / rows;
+}
+
+// slot (r, c) of copy e in an R x C shared tile stored r-fastest (offset c * ld + r): when the operand's
+// unit-stride dimension is r, consecutive threads walk r; otherwise groups of 4 lanes read 4 consecutive c
+// (one 32-byte sector of fp64) while a warp covers 8 consecutive r, which keeps the shared writes
+// conflict-free for ld = 4 (mod 16) or 12 (mod 16) doubles. Needs C % 4 == 0.
+__host__ __device__ inline void kt_tile_slot(const int e, const int R, const bool r_unit, int& r, int& c) {
+    if (r_unit) {
+        r = e % R;
+        c = e / R;
+    } else {
+        r = (e / 4) % R;
+        c = (e / (4 * R)) * 4 + e % 4;
+    }
+}
+
+// ---- asynchronous global -> shared copies (sm_80+): 8 bytes, zero-filled when the element is out of range
+// (src-size 0 reads nothing; src must still be a valid address)
+__device__ __forceinline__ void kt_cp_async8(void* dst, const void* src, const bool in_range) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(d), "l"(src), "r"(in_range ? 8 : 0) : "memory");
+#endif
+}
+__device__ __forceinline__ void kt_cp_async_commit() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+}
+// wait until at most N of this thread's most recent copy groups are still in flight
+template <int N>
+__device__ __forceinline__ void kt_cp_async_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+#endif
+}
+
+// ---- one fp64 tensor-core MMA, D += A B on an MR x 8 x KI tile; lane = 4 g + t holds
+//   A[g + 8 r][t + 4 q] in a[r + (MR / 8) q], B[t + 4 q][g] in b[q], D[g + 8 r][2 t + j] in d[j + 2 r]
+// MR = 8, KI = 4: m8n8k4 (sm_80+); MR = 16, KI = 4, 8 or 16: m16n8kKI (sm_90+)
+template <int MR, int KI>
+__device__ __forceinline__ void kt_dmma(double (&d)[MR / 4], const double (&a)[MR * KI / 32],
+                                        const double (&b)[KI / 4]) {
+    static_assert((MR == 8 && KI == 4) || (MR == 16 && (KI == 4 || KI == 8 || KI == 16)), "no such fp64 mma shape");
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    if constexpr (MR == 8) {
+        asm("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};\n"
+            : "+d"(d[0]), "+d"(d[1])
+            : "d"(a[0]), "d"(b[0]));
+    } else {
+#if __CUDA_ARCH__ >= 900
+        if constexpr (KI == 4) {
+            asm("mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, {%4, %5}, {%6}, {%0, %1, %2, %3};\n"
+                : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
+                : "d"(a[0]), "d"(a[1]), "d"(b[0]));
+        } else if constexpr (KI == 8) {
+            asm("mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+                "{%0, %1, %2, %3};\n"
+                : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
+                : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(b[0]), "d"(b[1]));
+        } else {
+            asm("mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, "
+                "{%4, %5, %6, %7, %8, %9, %10, %11}, {%12, %13, %14, %15}, {%0, %1, %2, %3};\n"
+                : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
+                : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(a[4]), "d"(a[5]), "d"(a[6]), "d"(a[7]),
+                  "d"(b[0]), "d"(b[1]), "d"(b[2]), "d"(b[3]));
+        }
+#endif
+    }
+#endif
+}
+
+// SIMT: a BM x BN tile per block, TM x TN outputs per thread in registers, K in slabs of BK
+template <typename T, typename Acc, int BM, int BN, int BK, int TM, int TN>
+__global__ void __launch_bounds__((BM / TM) * (BN / TN))
+kt_matmul_simt(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ c,
+               const int m, const int n, const int k, const KtMatmulStrides s) {
+    constexpr int TX = BN / TN, TY = BM / TM, THREADS = TX * TY;
+    __shared__ Acc as[BK][BM + 4];
+    __shared__ Acc bs[BK][BN + 4];
+    const int tid = threadIdx.x, tx = tid % TX, ty = tid / TX;
+    const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
+    a += blockIdx.z * s.ab;
+    b += blockIdx.z * s.bb;
+    c += blockIdx.z * s.cb;
+    Acc acc[TM][TN];
+#pragma unroll
+    for (int i = 0; i < TM; ++i)
+#pragma unroll
+        for (int j = 0; j < TN; ++j) acc[i][j] = Acc(0);
+    for (int k0 = 0; k0 < k; k0 += BK) {
+        // consecutive threads walk each operand's unit-stride dimension (coalesced loads)
+        for (int e = tid; e < BM * BK; e += THREADS) {
+            const int i = s.am == 1 ? e % BM : e / BK, kk = s.am == 1 ? e / BM : e % BK;
+            const int gi = m0 + i, gk = k0 + kk;
+            as[kk][i] = (gi < m && gk < k) ? static_cast<Acc>(a[gi * s.am + gk * s.ak]) : Acc(0);
+        }
+        for (int e = tid; e < BK * BN; e += THREADS) {
+            const int j = s.bn == 1 ? e % BN : e / BK, kk = s.bn == 1 ? e / BN : e % BK;
+            const int gj = n0 + j, gk = k0 + kk;
+            bs[kk][j] = (gj < n && gk < k) ? static_cast<Acc>(b[gk * s.bk + gj * s.bn]) : Acc(0);
+        }
+        __syncthreads();
+#pragma unroll
+        for (int kk = 0; kk < BK; ++kk) {
+            Acc af[TM], bf[TN];
+#pragma unroll
+            for (int i = 0; i < TM; ++i) af[i] = as[kk][ty + i * TY];
+#pragma unroll
+            for (int j = 0; j < TN; ++j) bf[j] = bs[kk][tx + j * TX];
+#pragma unroll
+            for (int i = 0; i < TM; ++i)
+#pragma unroll
+                for (int j = 0; j < TN; ++j) acc[i][j] += af[i] * bf[j];
+        }
+        __syncthreads();
+    }
+#pragma unroll
+    for (int i = 0; i < TM; ++i) {
+        const int gi = m0 + ty + i * TY;
+#pragma unroll
+        for (int j = 0; j < TN; ++j) {
+            const int gj = n0 + tx + j * TX;
+            if (gi < m && gj < n) c[gi * s.cm + gj * s.cn] = static_cast<T>(acc[i][j]);
+        }
+    }
+}
+
+// fp64 on tensor cores (WMMA 8x8x4 double, sm_80+): a BM x BN tile per block, WM x WN per warp;
+// the next BK slab is fetched into registers while the current one is multiplied
+template <int BM, int BN, int BK, int WM, int WN>
+__global__ void __launch_bounds__(32 * (BM / WM) * (BN / WN))
+kt_matmul_dmma(const double* __restrict__ a, const double* __restrict__ b, double* __restrict__ c,
+               const int m, const int n, const int k, const KtMatmulStrides s) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    using namespace nvcuda;
+    constexpr int WARPS_N = BN / WN, THREADS = 32 * (BM / WM) * WARPS_N;
+    constexpr int FM = WM / 8, FN = WN / 8;
+    constexpr int LDA = BM + 4, LDB = BK + 4;  // A tile column-major (m fastest), B tile k fastest
+    constexpr int A_PER = BM * BK / THREADS, B_PER = BK * BN / THREADS;
+    static_assert(A_PER * THREADS == BM * BK && B_PER * THREADS == BK * BN, "tile not divisible by threads");
+    __shared__ __align__(32) double as[BK * LDA];
+    __shared__ __align__(32) double bs[BN * LDB];
+    __shared__ __align__(32) double stage[THREADS / 32][64];
+    const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+    const int wm = warp / WARPS_N, wn = warp % WARPS_N;
+    const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
+    a += blockIdx.z * s.ab;
+    b += blockIdx.z * s.bb;
+    c += blockIdx.z * s.cb;
+    wmma::fragment<wmma::accumulator, 8, 8, 4, double> acc[FM][FN];
+#pragma unroll
+    for (int i = 0; i < FM; ++i)
+#pragma unroll
+        for (int j = 0; j < FN; ++j) wmma::fill_fragment(acc[i][j], 0.0);
+    double ra[A_PER], rb[B_PER];
+    auto fetch = [&](const int k0) {
+#pragma unroll
+        for (int r = 0; r < A_PER; ++r) {
+            const int e = tid + r * THREADS;
+            const int i = s.am == 1 ? e % BM : e / BK, kk = s.am == 1 ? e / BM : e % BK;
+            const int gi = m0 + i, gk = k0 + kk;
+            ra[r] = (gi < m && gk < k) ? a[gi * s.am + gk * s.ak] : 0.0;
+        }
+#pragma unroll
+        for (int r = 0; r < B_PER; ++r) {
+            const int e = tid + r * THREADS;
+            const int j = s.bk == 1 ? e / BK : e % BN, kk = s.bk == 1 ? e % BK : e / BN;
+            const int gj = n0 + j, gk = k0 + kk;
+            rb[r] = (gj < n && gk < k) ? b[gk * s.bk + gj * s.bn] : 0.0;
+        }
+    };
+    fetch(0);
+    for (int k0 = 0; k0 < k; k0 += BK) {
+#pragma unroll
+        for (int r = 0; r < A_PER; ++r) {
+            const int e = tid + r * THREADS;
+            const int i = s.am == 1 ? e % BM : e / BK, kk = s.am == 1 ? e / BM : e % BK;
+            as[kk * LDA + i] = ra[r];
+        }
+#pragma unroll
+        for (int r = 0; r < B_PER; ++r) {
+            const int e = tid + r * THREADS;
+            const int j = s.bk == 1 ? e / BK : e % BN, kk = s.bk == 1 ? e % BK : e / BN;
+            bs[j * LDB + kk] = rb[r];
+        }
+        __syncthreads();
+        if (k0 + BK < k) fetch(k0 + BK);
+#pragma unroll
+        for (int kk = 0; kk < BK; kk += 4) {
+            wmma::fragment<wmma::matrix_a, 8, 8, 4, double, wmma::col_major> fa[FM];
+            wmma::fragment<wmma::matrix_b, 8, 8, 4, double, wmma::col_major> fb[FN];
+#pragma unroll
+            for (int i = 0; i < FM; ++i) wmma::load_matrix_sync(fa[i], as + kk * LDA + wm * WM + i * 8, LDA);
+#pragma unroll
+            for (int j = 0; j < FN; ++j) wmma::load_matrix_sync(fb[j], bs + (wn * WN + j * 8) * LDB + kk, LDB);
+#pragma unroll
+            for (int i = 0; i < FM; ++i)
+#pragma unroll
+                for (int j = 0; j < FN; ++j) wmma::mma_sync(acc[i][j], fa[i], fb[j], acc[i][j]);
+        }
+        __syncthreads();
+    }
+    // each 8x8 fragment through the warp's staging tile, stored with bounds checks
+#pragma unroll
+    for (int i = 0; i < FM; ++i) {
+#pragma unroll
+        for (int j = 0; j < FN; ++j) {
+            wmma::store_matrix_sync(stage[warp], acc[i][j], 8, wmma::mem_col_major);
+            __syncwarp();
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                const int e = lane + 32 * h, gi = m0 + wm * WM + i * 8 + e % 8, gj = n0 + wn * WN + j * 8 + e / 8;
+                if (gi < m && gj < n) c[gi * s.cm + gj * s.cn] = stage[warp][e];
+            }
+            __syncwarp();
+        }
+    }
+#endif
+}
+
+// fp64 on tensor cores through mma.sync: a BM x BN tile per block, WM x WN per warp, K in BK slabs held in a
+// STAGES-deep ring of dynamic shared memory that cp.async fills STAGES - 1 slabs ahead of the multiply.
+// Shared tiles: A column-major as[kk * (BM + 4) + i], B as bs[j * (BK + 4) + kk]: the fragment reads (lane
+// 4 g + t reads row g, column t of an 8 x 4 block) hit 16 distinct banks per half-warp.
+// KI: the k of the sm_90 instruction m16n8kKI (4, 8 or 16); KI = 0, and every device below sm_90, use m8n8k4.
+template <int BM, int BN, int BK, int WM, int WN, int STAGES, int KI = 16>
+__global__ void __launch_bounds__(32 * (BM / WM) * (BN / WN))
+kt_matmul_dmma_async(const double* __restrict__ a, const double* __restrict__ b, double* __restrict__ c,
+                     const int m, const int n, const int k, const KtMatmulStrides s) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#if __CUDA_ARCH__ >= 900
+    constexpr int MR = KI == 0 ? 8 : 16, KS = KI == 0 ? 4 : KI;  // instruction m and k
+#else
+    constexpr int MR = 8, KS = 4;
+#endif
+    constexpr int WARPS_N = BN / WN, THREADS = 32 * (BM / WM) * WARPS_N;
+    constexpr int FM = WM / MR, FN = WN / 8;           // instructions per warp tile along m and n
+    constexpr int AR = MR * KS / 32, BR = KS / 4;      // A and B registers per instruction
+    constexpr int LDA = BM + 4, LDB = BK + 4;
+    constexpr int STAGE = BK * LDA + BN * LDB;         // doubles per ring slot: the A tile, then the B tile
+    constexpr int A_PER = BM * BK / THREADS, B_PER = BK * BN / THREADS;
+    static_assert(BM % WM == 0 && BN % WN == 0 && WM % 16 == 0 && WN % 8 == 0, "warp tile");
+    static_assert(KI == 0 || KI == 4 || KI == 8 || KI == 16, "KI is 0, 4, 8 or 16");
+    static_assert(BK % (KI == 0 ? 4 : KI) == 0, "BK a multiple of the instruction k");
+    static_assert(BK % KS == 0 && BK % 4 == 0 && BN % 4 == 0, "slab");
+    static_assert(A_PER * THREADS == BM * BK && B_PER * THREADS == BK * BN, "tile not divisible by threads");
+    static_assert(STAGES >= 2, "at least two ring slots");
+    extern __shared__ __align__(16) double kt_mm_smem[];
+    const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
+    const int wm = warp / WARPS_N, wn = warp % WARPS_N;
+    int tile_m, tile_n;
+    kt_matmul_tile(blockIdx.x, blockIdx.y, gridDim.x, gridDim.y, tile_m, tile_n);
+    const int m0 = tile_m * BM, n0 = tile_n * BN;
+    a += blockIdx.z * s.ab;
+    b += blockIdx.z * s.bb;
+    c += blockIdx.z * s.cb;
+    const bool a_unit = s.am == 1, b_unit = s.bk == 1;  // operand's unit stride along the tile's fast dimension
+
+    // issue the copies of the slab starting at k0 into ring slot `slot` (zero-filled outside the matrices).
+    // The slot indices are recomputed per slab from an opaque copy of tid: kept live across the K loop they
+    // would cost about three registers per copy and spill.
+    auto load_slab = [&](const int slot, const int k0) {
+        double* as = kt_mm_smem + slot * STAGE;
+        double* bs = as + BK * LDA;
+        int e0 = tid;
+        asm volatile("" : "+r"(e0));
+#pragma unroll
+        for (int r = 0; r < A_PER; ++r) {
+            int i, kk;
+            kt_tile_slot(e0 + r * THREADS, BM, a_unit, i, kk);
+            const int gi = m0 + i, gk = k0 + kk;
+            const bool ok = gi < m && gk < k;
+            kt_cp_async8(as + kk * LDA + i, ok ? a + gi * s.am + gk * s.ak : a, ok);
+        }
+#pragma unroll
+        for (int r = 0; r < B_PER; ++r) {
+            int kk, j;
+            kt_tile_slot(e0 + r * THREADS, BK, b_unit, kk, j);
+            const int gj = n0 + j, gk = k0 + kk;
+            const bool ok = gj < n && gk < k;
+            kt_cp_async8(bs + j * LDB + kk, ok ? b + gk * s.bk + gj * s.bn : b, ok);
+        }
+    };
+
+    double acc[FM][FN][MR / 4];
+#pragma unroll
+    for (int i = 0; i < FM; ++i)
+#pragma unroll
+        for (int j = 0; j < FN; ++j)
+#pragma unroll
+            for (int v = 0; v < MR / 4; ++v) acc[i][j][v] = 0.0;
+
+    // prologue: slabs 0 .. STAGES - 2 in flight, one commit group each (empty groups keep the count uniform)
+    const int slabs = (k + BK - 1) / BK;
+#pragma unroll
+    for (int st = 0; st < STAGES - 1; ++st) {
+        if (st < slabs) load_slab(st, st * BK);
+        kt_cp_async_commit();
+    }
+    for (int kt = 0; kt < slabs; ++kt) {
+        // slab kt has landed (this thread's copies), and after the barrier everyone's; every warp is also
+        // done with slot (kt - 1) % STAGES, which the prefetch below refills
+        kt_cp_async_wait<STAGES - 2>();
+        __syncthreads();
+        const int next = kt + STAGES - 1;
+        if (next < slabs) load_slab(next % STAGES, next * BK);
+        kt_cp_async_commit();
+
+        const double* as = kt_mm_smem + (kt % STAGES) * STAGE + wm * WM + g;
+        const double* bs = kt_mm_smem + (kt % STAGES) * STAGE + BK * LDA + (wn * WN + g) * LDB + t;
+#pragma unroll
+        for (int kk = 0; kk < BK; kk += KS) {
+            double fa[FM][AR], fb[FN][BR];
+#pragma unroll
+            for (int i = 0; i < FM; ++i)
+#pragma unroll
+                for (int q = 0; q < KS / 4; ++q)
+#pragma unroll
+                    for (int r = 0; r < MR / 8; ++r)
+                        fa[i][r + (MR / 8) * q] = as[(kk + t + 4 * q) * LDA + i * MR + 8 * r];
+#pragma unroll
+            for (int j = 0; j < FN; ++j)
+#pragma unroll
+                for (int q = 0; q < KS / 4; ++q) fb[j][q] = bs[j * 8 * LDB + kk + 4 * q];
+#pragma unroll
+            for (int i = 0; i < FM; ++i)
+#pragma unroll
+                for (int j = 0; j < FN; ++j) kt_dmma<MR, KS>(acc[i][j], fa[i], fb[j]);
+        }
+    }
+    kt_cp_async_wait<0>();  // only empty groups can remain; nothing may be in flight at exit
+
+    // each lane stores its accumulators straight from registers, bounds-checked: D[g + 8 r][2 t + j]
+#pragma unroll
+    for (int i = 0; i < FM; ++i) {
+#pragma unroll
+        for (int r = 0; r < MR / 8; ++r) {
+            const int gi = m0 + wm * WM + i * MR + 8 * r + g;
+            if (gi >= m) continue;
+#pragma unroll
+            for (int j = 0; j < FN; ++j) {
+#pragma unroll
+                for (int v = 0; v < 2; ++v) {
+                    const int gj = n0 + wn * WN + j * 8 + 2 * t + v;
+                    if (gj < n) c[gi * s.cm + gj * s.cn] = acc[i][j][v + 2 * r];
+                }
+            }
+        }
+    }
+#endif
+}
+
+// dynamic shared memory of kt_matmul_dmma_async: STAGES ring slots of the A and B tiles
+template <int BM, int BN, int BK, int STAGES>
+constexpr size_t kt_dmma_async_smem() {
+    return size_t(STAGES) * (BK * (BM + 4) + BN * (BK + 4)) * sizeof(double);
+}
+
+// launches kt_matmul_dmma_async (opting in to its dynamic shared memory first)
+template <int BM, int BN, int BK, int WM, int WN, int STAGES, int KI>
+cudaError_t kt_matmul_dmma_async_launch(const double* a, const double* b, double* c, const int m, const int n,
+                                        const int k, const int batch, const KtMatmulStrides s, cudaStream_t stream) {
+    constexpr size_t smem = kt_dmma_async_smem<BM, BN, BK, STAGES>();
+    void (*kernel)(const double*, const double*, double*, int, int, int, KtMatmulStrides) =
+        kt_matmul_dmma_async<BM, BN, BK, WM, WN, STAGES, KI>;
+    KT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+    const dim3 grid((n + BN - 1) / BN, (m + BM - 1) / BM, batch);
+    kernel<<<grid, 32 * (BM / WM) * (BN / WN), smem, stream>>>(a, b, c, m, n, k, s);
+    return cudaGetLastError();
+}
+
+// SIMT with float accumulation and float4 fragments: a BM x BN tile per block, 8 x 8 outputs per thread as
+// four 4 x 4 quadrants (rows ty * 4 + [0, 4) and BM / 2 + ty * 4 + [0, 4), columns likewise with tx), a warp
+// 8 threads across by 4 down so each float4 read touches at most 128 contiguous bytes. The next BK slab is
+// fetched into registers while the current one is multiplied; the shared tiles are double-buffered, one
+// barrier per slab.
+template <typename T, int BM, int BN, int BK>
+__global__ void __launch_bounds__((BM / 8) * (BN / 8), 2)
+kt_matmul_simt4(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ c,
+                const int m, const int n, const int k, const KtMatmulStrides s) {
+    constexpr int TX = BN / 8, TY = BM / 8, THREADS = TX * TY, WARPS_X = TX / 8;
+    constexpr int LDA = BM + 4, LDB = BN + 4;  // padding: the transposed-operand stores are conflict-free
+    constexpr int A_PER = BM * BK / THREADS, B_PER = BK * BN / THREADS;
+    static_assert(TX % 8 == 0 && TY % 4 == 0, "a warp is 8 x 4 threads");
+    static_assert(A_PER * THREADS == BM * BK && B_PER * THREADS == BK * BN, "tile not divisible by threads");
+    __shared__ __align__(16) float as[2][BK][LDA];
+    __shared__ __align__(16) float bs[2][BK][LDB];
+    const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+    const int tx = (warp % WARPS_X) * 8 + lane % 8, ty = (warp / WARPS_X) * 4 + lane / 8;
+    int tile_m, tile_n;
+    kt_matmul_tile(blockIdx.x, blockIdx.y, gridDim.x, gridDim.y, tile_m, tile_n);
+    const int m0 = tile_m * BM, n0 = tile_n * BN;
+    a += blockIdx.z * s.ab;
+    b += blockIdx.z * s.bb;
+    c += blockIdx.z * s.cb;
+
+    // this thread's share of a slab: element r is A[ia + r * a_di][ka + r * a_dk] and B[kb + r * b_dk][jb + r * b_dj]
+    // (slab-relative); consecutive threads walk each operand's unit-stride dimension (coalesced loads)
+    static_assert(THREADS % BM == 0 && THREADS % BN == 0 && THREADS % BK == 0, "affine per-thread element walk");
+    const bool a_mfast = s.am == 1, b_nfast = s.bn == 1;
+    const int ia = a_mfast ? tid % BM : tid / BK, ka = a_mfast ? tid / BM : tid % BK;
+    const int a_di = a_mfast ? 0 : THREADS / BK, a_dk = a_mfast ? THREADS / BM : 0;
+    const int jb = b_nfast ? tid % BN : tid / BK, kb = b_nfast ? tid / BN : tid % BK;
+    const int b_dj = b_nfast ? 0 : THREADS / BK, b_dk = b_nfast ? THREADS / BN : 0;
+    const long long a_step = a_di * s.am + a_dk * s.ak, b_step = b_dk * s.bk + b_dj * s.bn;
+    const T* pa = a + (m0 + ia) * s.am + ka * s.ak;  // element 0 of the next slab to fetch
+    const T* pb = b + kb * s.bk + (n0 + jb) * s.bn;
+    float ra[A_PER], rb[B_PER];
+    auto fetch = [&](const int k0) {
+#pragma unroll
+        for (int r = 0; r < A_PER; ++r)
+            ra[r] = (m0 + ia + r * a_di < m && k0 + ka + r * a_dk < k) ? static_cast<float>(pa[r * a_step]) : 0.0f;
+#pragma unroll
+        for (int r = 0; r < B_PER; ++r)
+            rb[r] = (n0 + jb + r * b_dj < n && k0 + kb + r * b_dk < k) ? static_cast<float>(pb[r * b_step]) : 0.0f;
+        pa += BK * s.ak;
+        pb += BK * s.bk;
+    };
+    auto stash = [&](const int buf) {
+#pragma unroll
+        for (int r = 0; r < A_PER; ++r) as[buf][ka + r * a_dk][ia + r * a_di] = ra[r];
+#pragma unroll
+        for (int r = 0; r < B_PER; ++r) bs[buf][kb + r * b_dk][jb + r * b_dj] = rb[r];
+    };
+
+    float acc[8][8];
+#pragma unroll
+    for (int i = 0; i < 8; ++i)
+#pragma unroll
+        for (int j = 0; j < 8; ++j) acc[i][j] = 0.0f;
+    fetch(0);
+    stash(0);
+    __syncthreads();
+    for (int k0 = 0, buf = 0; k0 < k; k0 += BK, buf ^= 1) {
+        const bool more = k0 + BK < k;
+        if (more) fetch(k0 + BK);  // in flight during the multiply below
+        // the fragments of step kk + 1 are read while step kk is multiplied (two register sets)
+        float af[2][8], bf[2][8];
+        auto frags = [&](const int set, const int kk) {
+            *reinterpret_cast<float4*>(&af[set][0]) = *reinterpret_cast<const float4*>(&as[buf][kk][ty * 4]);
+            *reinterpret_cast<float4*>(&af[set][4]) = *reinterpret_cast<const float4*>(&as[buf][kk][BM / 2 + ty * 4]);
+            *reinterpret_cast<float4*>(&bf[set][0]) = *reinterpret_cast<const float4*>(&bs[buf][kk][tx * 4]);
+            *reinterpret_cast<float4*>(&bf[set][4]) = *reinterpret_cast<const float4*>(&bs[buf][kk][BN / 2 + tx * 4]);
+        };
+        frags(0, 0);
+#pragma unroll
+        for (int kk = 0; kk < BK; ++kk) {
+            if (kk + 1 < BK) frags((kk + 1) % 2, kk + 1);
+#pragma unroll
+            for (int i = 0; i < 8; ++i)
+#pragma unroll
+                for (int j = 0; j < 8; ++j) acc[i][j] = fmaf(af[kk % 2][i], bf[kk % 2][j], acc[i][j]);
+        }
+        // the other buffer was last read before the previous barrier, so it can be refilled now
+        if (more) stash(buf ^ 1);
+        __syncthreads();
+    }
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+        const int gi = m0 + (i / 4) * (BM / 2) + ty * 4 + i % 4;
+        if (gi >= m) continue;
+#pragma unroll
+        for (int j = 0; j < 8; ++j) {
+            const int gj = n0 + (j / 4) * (BN / 2) + tx * 4 + j % 4;
+            if (gj < n) c[gi * s.cm + gj * s.cn] = static_cast<T>(acc[i][j]);
+        }
+    }
+}
+
+// launches kt_matmul_simt4
+template <typename T, int BM, int BN, int BK>
+cudaError_t kt_matmul_simt4_launch(const T* a, const T* b, T* c, const int m, const int n, const int k,
+                                   const int batch, const KtMatmulStrides s, cudaStream_t stream) {
+    const dim3 grid((n + BN - 1) / BN, (m + BM - 1) / BM, batch);
+    kt_matmul_simt4<T, BM, BN, BK><<<grid, (BM / 8) * (BN / 8), 0, stream>>>(a, b, c, m, n, k, s);
+    return cudaGetLastError();
+}
+
+// launches the product of one (m, n, k, batch) problem on stream
+template <typename T, typename Acc>
+cudaError_t kt_matmul(const T* a, const T* b, T* c, const int m, const int n, const int k, const int batch,
+                      const KtMatmulStrides s, cudaStream_t stream) {
+    if (m <= 0 || n <= 0 || batch <= 0) return cudaSuccess;
+    if constexpr (std::is_same<T, double>::value) {
+        int device = 0, major = 0, smem_optin = 0;
+        KT_CUDA_CHECK(cudaGetDevice(&device));
+        KT_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+        if (major >= 8) {
+            // the cp.async pipeline where its shared-memory ring fits, else the register-staged WMMA kernel
+            constexpr int BM = @DA_BM@, BN = @DA_BN@, BK = @DA_BK@, WM = @DA_WM@, WN = @DA_WN@, STAGES = @DA_STAGES@,
+                          KI = @DA_KI@;
+            KT_CUDA_CHECK(cudaDeviceGetAttribute(&smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+            if (kt_dmma_async_smem<BM, BN, BK, STAGES>() <= static_cast<size_t>(smem_optin))
+                return kt_matmul_dmma_async_launch<BM, BN, BK, WM, WN, STAGES, KI>(a, b, c, m, n, k, batch, s, stream);
+            constexpr int RBM = @DMMA_BM@, RBN = @DMMA_BN@, RBK = @DMMA_BK@, RWM = @DMMA_WM@, RWN = @DMMA_WN@;
+            const dim3 grid((n + RBN - 1) / RBN, (m + RBM - 1) / RBM, batch);
+            kt_matmul_dmma<RBM, RBN, RBK, RWM, RWN>
+                <<<grid, 32 * (RBM / RWM) * (RBN / RWN), 0, stream>>>(a, b, c, m, n, k, s);
+            return cudaGetLastError();
+        }
+        constexpr int BM = @D_BM@, BN = @D_BN@, BK = @D_BK@, TM = @D_TM@, TN = @D_TN@;
+        const dim3 grid((n + BN - 1) / BN, (m + BM - 1) / BM, batch);
+        kt_matmul_simt<T, Acc, BM, BN, BK, TM, TN><<<grid, (BM / TM) * (BN / TN), 0, stream>>>(a, b, c, m, n, k, s);
+        return cudaGetLastError();
+    } else if constexpr (std::is_same<Acc, float>::value) {
+        // float accumulation: the float4-fragment kernel
+        return kt_matmul_simt4_launch<T, @F4_BM@, @F4_BN@, @F4_BK@>(a, b, c, m, n, k, batch, s, stream);
+    } else {
+        constexpr int BM = @F_BM@, BN = @F_BN@, BK = @F_BK@, TM = @F_TM@, TN = @F_TN@;
+        const dim3 grid((n + BN - 1) / BN, (m + BM - 1) / BM, batch);
+        kt_matmul_simt<T, Acc, BM, BN, BK, TM, TN><<<grid, (BM / TM) * (BN / TN), 0, stream>>>(a, b, c, m, n, k, s);
+        return cudaGetLastError();
+    }
+}"""
+
+
+def cuda_matmul_source(dmma: tuple[int, ...] = DMMA_TILE, simt_f64: tuple[int, ...] = SIMT_TILE["double"],
+                       simt_f32: tuple[int, ...] = SIMT_TILE["float"], *,
+                       dmma_async: tuple[int, ...] = DMMA_ASYNC_TILE, simt4: tuple[int, ...] = SIMT4_TILE) -> str:
+    """The kernels and ``kt_matmul`` with the given block shapes filled in.
+
+    ``dmma_async`` is (BM, BN, BK, WM, WN, STAGES, KI) of the cp.async fp64 kernel (``dmma`` that of the
+    register-staged fallback), ``simt4`` (BM, BN, BK) of the float-accumulating kernel."""
+    text = CUDA_MATMUL
+    for prefix, values, keys in (("DMMA", dmma, ("BM", "BN", "BK", "WM", "WN")),
+                                 ("DA", dmma_async, ("BM", "BN", "BK", "WM", "WN", "STAGES", "KI")),
+                                 ("D", simt_f64, ("BM", "BN", "BK", "TM", "TN")),
+                                 ("F", simt_f32, ("BM", "BN", "BK", "TM", "TN")),
+                                 ("F4", simt4, ("BM", "BN", "BK"))):
+        for key, value in zip(keys, values, strict=True):
+            text = text.replace(f"@{prefix}_{key}@", str(value))
+    assert re.search(r"@[A-Z0-9]+_[A-Z]+@", text) is None, "unfilled block-shape placeholder"
+    return text
