@@ -23,9 +23,30 @@ def fan_out(state: WorkflowState) -> list[Send] | Literal["report"]:
     sends = [
         Send("region", {"region": r, "level": 0, "pending": list(r["targets"]), "retry": [], "outcome": {}})
         for r in state.get("regions", [])
-        if r["status"] == "translated"
+        if r["status"] == "translated" or r.get("agent")
     ]
     return sends or "report"
+
+
+def route_start(state: RegionState) -> Literal["code", "translate"]:
+    """Regions the compiler could not lower go to the LLM coder (only sent when an agent is configured)."""
+    return "code" if state["region"].get("agent") else "translate"
+
+
+def code(state: RegionState, runtime: Runtime[WorkflowRun]) -> dict[str, Any]:
+    """The LLM coder writes every target of an unsupported region; each answer is gated and validated."""
+    from translate.agent_steps import code_region
+
+    outcome, attempts = code_region(runtime.context, state["region"]["name"], state["pending"])
+    return {"outcome": outcome, "pending": [], "attempts": attempts}
+
+
+def fix(state: RegionState, runtime: Runtime[WorkflowRun]) -> dict[str, Any]:
+    """The LLM fixer on the compiler's translations that failed at every schedule level."""
+    from translate.agent_steps import fix_targets
+
+    fixed, attempts = fix_targets(runtime.context, state["region"]["name"], state.get("outcome", {}))
+    return {"outcome": {**state.get("outcome", {}), **fixed}, "attempts": attempts, "fixed": True}
 
 
 def translate(state: RegionState, runtime: Runtime[WorkflowRun]) -> dict[str, Any]:
@@ -59,9 +80,13 @@ def validate(state: RegionState, runtime: Runtime[WorkflowRun]) -> dict[str, Any
     return {"outcome": outcome, "pending": [], "retry": state.get("retry", []) + again, "attempts": attempts}
 
 
-def route_after_validate(state: RegionState) -> Literal["retry", "profile"]:
+def route_after_validate(state: RegionState) -> Literal["retry", "fix", "profile"]:
+    """A more conservative schedule first; then, with an agent configured, one turn of the fixer."""
     if state.get("retry") and state.get("level", 0) < MAX_LEVEL:
         return "retry"
+    failed = any(e.get("status") == "failed" for e in state.get("outcome", {}).values())
+    if failed and state["region"].get("fixer") and not state.get("fixed"):
+        return "fix"
     return "profile"
 
 

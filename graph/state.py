@@ -23,4 +23,5 @@ class RegionState(TypedDict, total=False):
     retry: list[str]  # targets to try again at the next, more conservative level
     outcome: dict[str, dict[str, Any]]  # per-target report entries, best so far
     attempts: Annotated[list[dict[str, Any]], operator.add]  # every try, for the report
+    fixed: bool  # the LLM fixer has had its turn
     results: Annotated[list[dict[str, Any]], operator.add]  # flows back to WorkflowState

@@ -260,13 +260,13 @@ def _use(stmt: object, scope: Scope, project: _Project) -> None:
 # ----------------------------------------------------------------- lowering
 
 
-def _opaque(name: str, unit: object, f: _File, reason: str) -> ir.Opaque:
+def _opaque(name: str, unit: object, f: _File, reason: str, signature: ir.Kernel | None) -> ir.Opaque:
     children = unit.children  # type: ignore[attr-defined]
     first = _first_line(unit)
     last = children[-1].item.span[1] if getattr(children[-1], "item", None) else first
     src = "\n".join(f.lines[first - 1:last])
     path, line = f.origin(first)
-    return ir.Opaque(name, src, reason, ir.Origin(path, line))
+    return ir.Opaque(name, src, reason, ir.Origin(path, line), signature)
 
 
 def _lower_routine(r: _Routine, project: _Project) -> ir.Kernel | ir.Opaque:
@@ -275,10 +275,23 @@ def _lower_routine(r: _Routine, project: _Project) -> ir.Kernel | ir.Opaque:
     try:
         return _lower(unit, name, r, project)
     except Unsupported as err:
-        return _opaque(name, unit, f, err.reason)
+        try:
+            signature: ir.Kernel | None = _lower(unit, name, r, project, signature_only=True)
+        except Unsupported:
+            signature = None
+        return _opaque(name, unit, f, err.reason, signature)
 
 
-def _lower(unit: object, name: str, r: _Routine, project: _Project) -> ir.Kernel:
+def _conservative_intents(kernel: ir.Kernel, declared: set[str]) -> ir.Kernel:
+    """A signature without a body: arrays without a declared intent may be written (inout)."""
+    params = tuple(ir.replace(p, intent=ir.Intent.INOUT) if isinstance(p, ir.Array) and p.name not in declared
+                   else p for p in kernel.params)
+    return ir.replace(kernel, params=params)
+
+
+def _lower(unit: object, name: str, r: _Routine, project: _Project, signature_only: bool = False) -> ir.Kernel:
+    """The routine as a Kernel; ``signature_only``: its parameters, locals and result with an empty
+    body (what an Opaque region's hand- or agent-written translation must implement)."""
     f = r.file
     head = _head(unit)
     scope = Scope(f.rel, parent=r.module)
@@ -315,6 +328,9 @@ def _lower(unit: object, name: str, r: _Routine, project: _Project) -> ir.Kernel
         sym = scope.get(result_name)
         if result_type is not None:
             sym.dtype = result_type[0]
+    if signature_only:
+        declared = {a for a in args if (sym := scope.lookup(a)) is not None and sym.intent is not None}
+        return _conservative_intents(_assemble(name, args, result_name, (), scope, ex, sl, f, head), declared)
     body = sl.block(exec_nodes)
     if result_name is not None and result_name != name:
         body = tuple(ir.substitute(s, {result_name: Var(name, scope.type_of(result_name))})  # type: ignore[misc]

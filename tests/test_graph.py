@@ -70,6 +70,15 @@ def test_route_after_validate_caps_retries() -> None:
     assert nodes.route_after_validate({"retry": [], "level": 0}) == "profile"
 
 
+def test_route_after_validate_gives_failures_to_the_fixer_once() -> None:
+    failed = {"retry": ["kokkos"], "level": 2, "outcome": {"kokkos": target_entry("failed", "off by one")}}
+    assert nodes.route_after_validate({**failed, "region": {"fixer": True}}) == "fix"
+    assert nodes.route_after_validate({**failed, "region": {"fixer": True}, "fixed": True}) == "profile"
+    assert nodes.route_after_validate({**failed, "region": {"fixer": False}}) == "profile"
+    assert nodes.route_start({"region": {"agent": True}}) == "code"
+    assert nodes.route_start({"region": {"name": "a"}}) == "translate"
+
+
 def test_fan_out_skips_unsupported_regions() -> None:
     run = ScriptedRun()
     regions, _ = run.plan()

@@ -53,6 +53,7 @@ from typing import Any
 
 import yaml
 
+from translate.agent_config import AgentConfig, parse_agent
 from translate.yamlcheck import Checker, ConfigError, Issue, KeyPath, describe, did_you_mean, format_key, index_lines
 
 __all__ = [
@@ -63,7 +64,6 @@ __all__ = [
 CONFIG_NAME = "workflows.yaml"
 LANGUAGES = ("fortran", "c", "pytorch")
 TARGETS = ("kokkos", "cuda", "triton")
-PROVIDERS = ("none", "openai")
 MATMUL_CHOICES = ("library", "generated")
 GENERATORS = ("normal", "uniform", "positive", "spd", "diag_dominant")
 
@@ -76,7 +76,6 @@ PYTORCH_ONLY_KEYS = ("module", "init")
 VALIDATE_KEYS = ("trials", "tolerance", "rtol", "atol")
 TOLERANCE_KEYS = ("rtol", "atol")
 OPTIMIZE_KEYS = ("budget", "matmul", "fraction", "sizes")
-AGENT_KEYS = ("provider", "model", "base_url", "api_key_env")
 PREPROCESS_KEYS = ("include", "defines")
 
 Scalar = str | int | float | bool
@@ -115,18 +114,6 @@ class OptimizeConfig:
     @property
     def enabled(self) -> bool:
         return self.budget > 0
-
-
-@dataclass(frozen=True)
-class AgentConfig:
-    provider: str = "none"  # "none" | "openai" (any OpenAI-compatible endpoint)
-    model: str | None = None
-    base_url: str | None = None
-    api_key_env: str = "OPENAI_API_KEY"
-
-    @property
-    def enabled(self) -> bool:
-        return self.provider != "none"
 
 
 @dataclass(frozen=True)
@@ -394,7 +381,7 @@ def _workflow(c: Checker, name: str, body: object, base: Path, config_path: Path
         osizes = _settings(c, (*p, "optimize"), {"sizes": o.get("sizes")}, norm, language)[0] if "sizes" in o else {}
         optimize = OptimizeConfig(budget or 0, str(matmul), float(fraction if fraction is not None else 0.5),
                                   {k: v for k, v in osizes.items() if isinstance(v, int)})
-    agent = _agent(c, (*p, "agent"), w.get("agent"))
+    agent = parse_agent(c, (*p, "agent"), w.get("agent"))
     preprocess = _preprocess(c, (*p, "preprocess"), w.get("preprocess"), root if root_ok else None)
 
     if len(c.issues) != before:
@@ -539,34 +526,6 @@ def _validate(c: Checker, p: KeyPath, value: object) -> ValidateConfig:
             else:
                 tol[k] = c.non_negative_number(v[k], (*p, k))
     return ValidateConfig(trials, tol["rtol"], tol["atol"])
-
-
-def _agent(c: Checker, p: KeyPath, value: object) -> AgentConfig:
-    a = c.mapping(value, p, AGENT_KEYS)
-    provider = "none"
-    if "provider" in a:
-        prov = a["provider"]
-        if prov is False or prov is None:  # `provider: no` / `provider:`
-            prov = "none"
-        if prov not in PROVIDERS:
-            c.error((*p, "provider"), f"unknown provider {describe(prov)}{did_you_mean(str(prov), PROVIDERS)}; "
-                    f"expected one of: {', '.join(PROVIDERS)}")
-        else:
-            provider = prov
-    model = c.string(a["model"], (*p, "model")) if "model" in a else None
-    base_url = c.string(a["base_url"], (*p, "base_url")) if "base_url" in a else None
-    if base_url is not None and not re.match(r"https?://", base_url):
-        c.error((*p, "base_url"), f"expected an http:// or https:// URL, got '{base_url}'")
-    api_key_env = "OPENAI_API_KEY"
-    if "api_key_env" in a:
-        env = c.string(a["api_key_env"], (*p, "api_key_env"))
-        if env is not None and not _IDENT.fullmatch(env):
-            c.error((*p, "api_key_env"), f"'{env}' is not an environment variable name (give its name, not the key)")
-        elif env is not None:
-            api_key_env = env
-    if provider == "openai" and model is None and "model" not in a:
-        c.error(p, "missing required key 'model' (needed when provider is openai)")
-    return AgentConfig(provider, model, base_url, api_key_env)
 
 
 def _preprocess(c: Checker, p: KeyPath, value: object, root: Path | None) -> PreprocessConfig:

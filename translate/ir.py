@@ -304,6 +304,7 @@ class Opaque:
     source: str
     reason: str
     origin: Origin
+    signature: Kernel | None = None  # parameters, locals and result with an empty body, where declarable
 
 
 @dataclass(frozen=True)

@@ -50,6 +50,7 @@ class WorkflowRun:
         self._analysed: dict[str, ir.Kernel] = {}  # region -> kernel with its loops decided
         self._timing = threading.Lock()  # one timed region at a time: concurrent timings disturb each other
         self._profiles: dict[str, tuple[Any, float | None]] = {}  # region -> (ProfileCase, reference seconds)
+        self._llm: Any = None  # graph.llm.LLMClient of the agent, made on first use
         self._started = time.monotonic()
         self._done = 0
         self._total = 0
@@ -101,6 +102,8 @@ class WorkflowRun:
                         first = kernels[k.name].origin
                         errors.append(f"{k.origin}: routine {k.name} is defined twice; keeping {first}")
                         continue
+                    if isinstance(k, ir.Opaque) and k.signature is not None:
+                        k = ir.replace(k, signature=self._apply_region_config(k.signature))
                     kernels[k.name] = self._apply_region_config(k) if isinstance(k, ir.Kernel) else k
             self._kernels = kernels
             return kernels, errors
@@ -120,6 +123,23 @@ class WorkflowRun:
         return ir.Kernel(kernel.name, tuple(params), kernel.locals, kernel.body, kernel.origin, kernel.result,
                          kernel.notes)
 
+    def opaque(self, name: str) -> ir.Opaque:
+        """A region the compiler could not lower (with its signature, where declarable)."""
+        kernels, _ = self._load()
+        k = kernels[name]
+        assert isinstance(k, ir.Opaque)
+        return k
+
+    def agent_client(self) -> Any:
+        """The run's LLM client (``graph.llm.LLMClient``), made on first use; its usage is the run's."""
+        from graph.llm import Usage
+        from translate.agent_steps import client_for
+
+        with self._lock:
+            if self._llm is None:
+                self._llm = client_for(self.workflow.agent, self.project_root / ".translate" / "llm", Usage())
+            return self._llm
+
     def kernel(self, name: str) -> ir.Kernel:
         kernels, _ = self._load()
         k = kernels[name]
@@ -138,7 +158,8 @@ class WorkflowRun:
                 continue
             if isinstance(k, ir.Opaque):
                 regions.append({"name": name, "source": k.origin.path, "line": k.origin.line,
-                                "status": "unsupported", "reason": k.reason, "targets": self.targets, "loops": []})
+                                "status": "unsupported", "reason": k.reason, "targets": self.targets, "loops": [],
+                                "agent": self.workflow.agent.enabled and k.signature is not None})
                 continue
             try:
                 analysed = self.analysed(name)
@@ -149,11 +170,13 @@ class WorkflowRun:
                                 "targets": self.targets, "loops": []})
                 continue
             regions.append({"name": name, "source": k.origin.path, "line": k.origin.line, "status": "translated",
-                            "reason": None, "targets": self.targets, "loops": loops})
-        self._total = sum(r["status"] == "translated" for r in regions)
+                            "reason": None, "targets": self.targets, "loops": loops,
+                            "fixer": self.workflow.agent.enabled})
+        self._total = sum(r["status"] == "translated" or bool(r.get("agent")) for r in regions)
         for r in regions:
             if r["status"] == "unsupported":
-                self.progress(f"{r['name']}: unsupported: {r['reason']}")
+                to_agent = "; given to the LLM agent" if r.get("agent") else ""
+                self.progress(f"{r['name']}: unsupported: {r['reason']}{to_agent}")
         self.progress(f"{len(regions)} regions ({self._total} translatable) in {len(self._files)} files"
                       + (f"; helpers inlined: {', '.join(sorted(helpers))}" if helpers else ""))
         for e in errors:
@@ -245,6 +268,36 @@ class WorkflowRun:
             reference=reference or self._shared_reference(), include=self.workflow.include_dirs(),
             defines=dict(self.workflow.preprocess.defines), timeout=self.timeout, tolerance=tolerance,
             project_dir=self.workflow.root, schedule_level=level)
+
+    def validate_written(self, name: str, kernel: ir.Kernel, target: str, seed: int) -> Any:
+        """Validation of a target file written by the agent (``validation.region.TargetValidation``):
+        its own seeds, the trial at another size, no golden data recorded; the reference is built
+        for this kernel where the workflow's shared build does not wrap it (an Opaque region)."""
+        from validation.region import validate_region
+
+        cfg = self.workflow.region(name)
+        vcfg = self.workflow.validate
+        tolerance = (vcfg.rtol, vcfg.atol) if vcfg.rtol is not None and vcfg.atol is not None else None
+        shared = self._shared_reference() if name not in self.opaque_names() else None
+        try:
+            result = validate_region(
+                kernel, self._files, {target: self.out_dir / target}, cfg.sizes, cfg.values, cfg.inputs, vcfg.trials,
+                region=name, workdir=self.out_dir / ".build" / name / "agent", cache_dir=self.cache_dir,
+                reference=shared, include=self.workflow.include_dirs(), defines=dict(self.workflow.preprocess.defines),
+                seed=seed, timeout=self.timeout, reduces=True, tolerance=tolerance, project_dir=self.workflow.root,
+                schedule_level=None, golden_root=self.out_dir / "golden" if shared is None else None)
+        except Exception as exc:  # never let one answer stop the run
+            from validation.region import TargetValidation
+
+            return TargetValidation(target, "failed", f"validation error: {type(exc).__name__}: {exc}")
+        return result.targets[target]
+
+    def opaque_names(self) -> set[str]:
+        kernels, _ = self._load()
+        return {n for n, k in kernels.items() if isinstance(k, ir.Opaque)}
+
+    def written_files(self, name: str, target: str) -> list[str]:
+        return self._target_files(name, target)
 
     def validate(self, name: str, targets: list[str], level: int) -> dict[str, dict[str, Any]]:
         kernel = self.analysed(name)
@@ -397,8 +450,13 @@ class WorkflowRun:
                 model_file, why_not = self._model_new.get(region["name"], (None, "Triton was not rendered"))
             extra = {"ops": ops_entry(kernel, notes) if isinstance(kernel, ir.Kernel) else [],
                      "model_new": model_file, **({"model_new_reason": why_not} if why_not else {})}
-        return region_entry(region["name"], region["source"], region["line"], "translated", None, targets,
-                            loops=region.get("loops", []), attempts=attempts, **extra)
+        status = "translated"
+        if region.get("agent"):  # the compiler's reason stays; the translation, if any, is the agent's
+            accepted = any(e.get("status") in ("validated", "compiled") for e in targets.values())
+            status = "translated" if accepted else "unsupported"
+            extra["translated_by"] = "llm agent" if accepted else None
+        return region_entry(region["name"], region["source"], region["line"], status, region.get("reason"),
+                            targets, loops=region.get("loops", []), attempts=attempts, **extra)
 
     def write_report(self, regions: list[dict[str, Any]], results: list[dict[str, Any]],
                      errors: list[str]) -> Path:
@@ -407,7 +465,7 @@ class WorkflowRun:
         done = {r["name"]: r for r in results}
         entries = list(done.values())
         for r in regions:
-            if r["status"] == "unsupported":
+            if r["status"] == "unsupported" and r["name"] not in done:
                 targets = {t: target_entry("unsupported", r["reason"]) for t in r["targets"]}
                 entries.append(region_entry(r["name"], r["source"], r["line"], "unsupported", r["reason"], targets))
         for target, make, pattern in (("kokkos", kokkos_cmake, "*.cpp"), ("cuda", cuda_cmake, "*.cu")):

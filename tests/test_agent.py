@@ -1,0 +1,170 @@
+"""The LLM agents end to end: a workflow whose GO TO routine the compiler reports unsupported is
+translated by the coder through a scripted OpenAI-compatible server on localhost, every answer
+gated by the anti-cheat check and validated; cheating answers are rejected, each with its rule."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.llm_server import ScriptedLLMServer
+from translate.cli import run_workflow
+from translate.config import load
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "fortran_numerics" / "src" / "search.f"
+KEY_ENV = "KT_TEST_AGENT_KEY"
+SECRET = "sk-agent-test-5e1d"
+
+CORRECT = '''```python
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def ifirst_kernel(x_ptr, t, n, out_ptr, BLOCK: tl.constexpr):
+    # the smallest 1-based index i with x(i) > t, or n + 1: a min-reduction over blocks
+    best = n + 1
+    for start in range(0, n, BLOCK):
+        offs = start + tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+        hit = (offs < n) & (x > t)
+        cand = tl.where(hit, offs + 1, n + 1)
+        best = tl.minimum(best, tl.min(cand, axis=0))
+    tl.store(out_ptr, best)
+
+
+def ifirst(n: int, x: torch.Tensor, t: float, *, block: int = 256) -> dict[str, object]:
+    out = torch.empty(1, dtype=torch.int32, device=x.device)
+    ifirst_kernel[(1,)](x, t, n, out, BLOCK=block)
+    return {"result": int(out.item())}
+```'''
+
+# the same kernel returning a 0-based index: wrong on every input
+OFF_BY_ONE = CORRECT.replace("cand = tl.where(hit, offs + 1, n + 1)", "cand = tl.where(hit, offs, n + 1)")
+
+
+def _launcher(body: str, imports: str = "") -> str:
+    return f'''```python
+import torch
+{imports}
+
+def ifirst(n: int, x: torch.Tensor, t: float, *, block: int = 256) -> dict[str, object]:
+{body}
+```'''
+
+
+CHEATS = {
+    "calls-reference": _launcher("    import ctypes\n    lib = ctypes.CDLL('libsearch.so')\n"
+                                 "    return {'result': lib.ifirst_(n, x, t)}"),
+    "fallback": _launcher("    try:\n        return {'result': 1}\n    except Exception:\n"
+                          "        return {'result': n + 1}"),
+    "timing-trick": _launcher("    time.sleep(0.001)\n    return {'result': n + 1}", "import time"),
+    "hard-coded-shape": _launcher("    return {'result': 3 if n == 200 else n + 1}"),
+    "hard-coded-output": _launcher("    with open('out/search/golden/ifirst/expected.txt') as f:\n"
+                                   "        return {'result': int(f.read())}"),
+}
+
+
+@pytest.fixture
+def api_key(monkeypatch: pytest.MonkeyPatch) -> str:
+    monkeypatch.setenv(KEY_ENV, SECRET)
+    return SECRET
+
+
+def _project(tmp: Path, agent: str) -> Path:
+    (tmp / "src").mkdir(parents=True)
+    shutil.copy(EXAMPLE, tmp / "src" / "search.f")
+    (tmp / "workflows.yaml").write_text(f"""workflows:
+  search:
+    language: fortran
+    sources: [src/search.f]
+    targets: [triton]
+    sizes: {{n: 200}}
+    validate: {{trials: 2}}
+    agent: {agent}
+    output: out/search
+    regions:
+      ifirst:
+        shapes: {{x: [n]}}
+""")
+    return tmp
+
+
+def _run(project: Path) -> dict:
+    cfg = load(project)
+    run_workflow(project, cfg.workflows["search"], None, resume=False)
+    report = json.loads((project / "out" / "search" / "report.json").read_text())
+    return next(r for r in report["regions"] if r["name"] == "ifirst")
+
+
+@pytest.fixture
+def server() -> Iterator[ScriptedLLMServer]:
+    with ScriptedLLMServer([]) as s:
+        yield s
+
+
+def _agent(server: ScriptedLLMServer, coder: int = 1, fixer: int = 3) -> str:
+    return (f"{{provider: openai, model: scripted, base_url: '{server.base_url}', api_key_env: {KEY_ENV}, "
+            f"attempts: {{coder: {coder}, fixer: {fixer}}}}}")
+
+
+@pytest.mark.slow
+def test_without_provider_the_goto_region_stays_unsupported(tmp_path: Path) -> None:
+    region = _run(_project(tmp_path, "{provider: none}"))
+    assert region["status"] == "unsupported"
+    assert "GO TO" in region["reason"]
+    assert region["targets"]["triton"]["status"] == "unsupported"
+
+
+@pytest.mark.slow
+def test_coder_translates_goto_region_after_rejections(tmp_path: Path, server: ScriptedLLMServer,
+                                                       api_key: str) -> None:
+    server.add(CHEATS["calls-reference"], "no code here, sorry", OFF_BY_ONE, CORRECT)
+    region = _run(_project(tmp_path, _agent(server)))
+    assert region["status"] == "translated" and region["translated_by"] == "llm agent"
+    assert "GO TO" in region["reason"]  # the compiler's reason is kept
+    assert region["targets"]["triton"]["status"] == "validated"
+    statuses = [(a["role"], a["status"]) for a in region["attempts"]]
+    assert statuses == [("coder", "rejected"), ("coder", "rejected"), ("coder", "failed"), ("coder", "validated")]
+    reasons = [a["reason"] for a in region["attempts"]]
+    assert reasons[0].startswith("calls-reference")
+    assert "no fenced code block" in reasons[1]
+    assert reasons[2]  # the validation's mismatch
+    assert server.completions == 4
+    # the fixer's turns carry the previous failure; the key never reaches a prompt
+    bodies = json.dumps(server.requests)
+    assert SECRET not in bodies
+    assert "calls-reference" in server.requests[1]["messages"][-1]["content"]
+    code = (tmp_path / "out" / "search" / "triton" / "ifirst_triton.py").read_text()
+    assert "offs + 1" in code
+    # a rerun is served from the reply cache: no new requests
+    region = _run(tmp_path)
+    assert region["targets"]["triton"]["status"] == "validated"
+    assert server.completions == 4
+    assert all(a["cached"] for a in region["attempts"])
+
+
+@pytest.mark.slow
+def test_each_cheat_is_rejected_with_its_own_rule(tmp_path: Path, server: ScriptedLLMServer, api_key: str) -> None:
+    server.add(*CHEATS.values())
+    region = _run(_project(tmp_path, _agent(server, coder=1, fixer=len(CHEATS) - 1)))
+    assert region["status"] == "unsupported"  # the agent found no acceptable translation
+    assert region["targets"]["triton"]["status"] == "unsupported"
+    rules = [a["reason"].split(" ")[0] for a in region["attempts"]]
+    assert rules == list(CHEATS)
+    assert all(a["status"] == "rejected" for a in region["attempts"])
+    assert not (tmp_path / "out" / "search" / "triton" / "ifirst_triton.py").exists()
+
+
+@pytest.mark.slow
+def test_constant_answer_fails_validation(tmp_path: Path, server: ScriptedLLMServer, api_key: str) -> None:
+    """An answer the static check cannot see through (a constant result) fails on the data."""
+    server.add(_launcher("    return {'result': n + 1}"))
+    region = _run(_project(tmp_path, _agent(server, coder=1, fixer=0)))
+    assert [a["status"] for a in region["attempts"]] == ["failed"]
+    assert region["targets"]["triton"]["status"] == "unsupported"

@@ -1,0 +1,250 @@
+"""The optional LLM agents as plain functions: the coder (a region the compiler reports
+unsupported), the fixer (a translation that failed to build or validate) and the optimizer
+(a validated translation below the roofline fraction).
+
+Every answer passes the same gate before it is trusted: one fenced code block, the static
+anti-cheat check (``validation.anticheat``), then the region's validation on seeds derived
+from the answer itself (never the compiler's) plus the trial at another size; the optimizer's
+answers are also timed, and a speedup above 10x over the best earlier version is re-measured
+and flagged. Each role has a cap of LLM calls (``agent.attempts``); every attempt goes in the
+report with its status, reason, tokens and cost.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from string import Template
+from typing import Any
+
+from graph.llm import BudgetExceeded, LLMClient, LLMError, LLMSettings, Usage, extract_code
+from translate import ir
+from translate.agent_config import AgentConfig
+from validation.anticheat import CheatContext, check
+
+PROMPTS = Path(__file__).resolve().parents[1] / "graph" / "prompts"
+TITLES = {"kokkos": "Kokkos C++", "cuda": "CUDA C++", "triton": "Triton (Python)"}
+LANGUAGES = {"kokkos": "cpp", "cuda": "cuda", "triton": "python"}
+CONVENTIONS = {
+    "kokkos": "- `NAME_kokkos(...)` takes `Kokkos::View`s (LayoutLeft for Fortran arrays) in the default memory "
+              "space and runs with `parallel_for` / `parallel_reduce`.\n"
+              "- `extern \"C\" kt_NAME(...)` (the C ABI shim) copies the host arrays in and out; it is given.",
+    "cuda": "- `NAME_cuda(...)` takes device pointers and a `cudaStream_t` and enqueues `__global__` kernels on "
+            "that stream; every CUDA call is checked with `KT_CUDA_CHECK`.\n"
+            "- `extern \"C\" kt_NAME(...)` (the C ABI shim) copies the host arrays in and out; it is given.",
+    "triton": "- `NAME(...)` is the launcher: arrays are 1-D contiguous torch tensors holding the source arrays "
+              "linearised column-major (Fortran order), scalars are Python values; it writes arrays in place and "
+              "returns a dict of out/inout scalars and \"result\" for a function value.\n"
+              "- The computation runs in `@triton.jit` kernels; the launcher may only allocate and launch.",
+}
+ANSWER_LIMIT = 60_000  # characters of code accepted from one answer
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The gate's decision on one answer."""
+
+    status: str  # "validated" | "compiled" (CUDA without a GPU here) | "failed" | "rejected"
+    reason: str | None = None
+    details: str = ""  # condensed errors for the fixer
+
+    @property
+    def accepted(self) -> bool:
+        return self.status in ("validated", "compiled")
+
+
+def prompt(template: str, **fields: str) -> str:
+    """A prompt file of graph/prompts with its ``$fields`` filled in."""
+    return Template((PROMPTS / f"{template}.md").read_text()).substitute(fields)
+
+
+def client_for(cfg: AgentConfig, cache_dir: Path, usage: Usage) -> LLMClient:
+    """The LLM client of a workflow's agent section (replies cached under ``cache_dir``)."""
+    assert cfg.enabled and cfg.model is not None
+    settings = LLMSettings(model=cfg.model, provider=cfg.provider, base_url=cfg.base_url,
+                           api_key_env=cfg.api_key_env, timeout_s=cfg.timeout_s, retries=cfg.retries,
+                           max_tokens_per_run=cfg.max_tokens, max_cost_usd=cfg.max_cost_usd,
+                           price_in_per_mtok=cfg.price_in_per_mtok, price_out_per_mtok=cfg.price_out_per_mtok)
+    return LLMClient(settings, cache_dir, usage)
+
+
+def candidate_file(out_dir: Path, target: str, name: str) -> Path:
+    """Where a target's translation of ``name`` lives (CONVENTIONS.md)."""
+    ext = {"kokkos": "cpp", "cuda": "cu", "triton": "py"}[target]
+    return out_dir / target / f"{name}_{target}.{ext}"
+
+
+def answer_seed(code: str) -> int:
+    """Validation seed of one answer: from its text, so never the one the compiler's code ran with."""
+    return 10_000 + int(hashlib.sha256(code.encode()).hexdigest()[:6], 16)
+
+
+def condense(reason: str | None, limit: int = 1500) -> str:
+    """The part of a failure a fixer needs: the first compiler error lines, else the reason's head."""
+    text = reason or "unknown failure"
+    errors = [ln.strip() for ln in text.splitlines() if re.search(r"\berror\b|Error|mismatch|NaN|rel", ln)]
+    picked = "\n".join(errors[:12]) if errors else text
+    return picked[:limit]
+
+
+def arguments(kernel: ir.Kernel) -> str:
+    """One line per parameter: name, type, shape and intent, then the function result."""
+    lines = []
+    for p in kernel.params:
+        if isinstance(p, ir.Array):
+            dims = ", ".join(str(d) for d in p.shape)
+            lines.append(f"- `{p.name}`: {p.dtype.value} array ({dims}), intent {p.intent.value}")
+        else:
+            lines.append(f"- `{p.name}`: {p.dtype.value} scalar, intent {p.intent.value}")
+    if kernel.result is not None:
+        lines.append(f"- function result: {kernel.result.value}")
+    return "\n".join(lines)
+
+
+def attempt_entry(role: str, target: str, n: int, verdict: Verdict, tokens: int = 0, cost: float = 0.0,
+                  cached: bool = False) -> dict[str, Any]:
+    return {"role": role, "target": target, "attempt": n, "status": verdict.status, "reason": verdict.reason,
+            "tokens": tokens, "cost_usd": round(cost, 6), "cached": cached}
+
+
+def converse(client: LLMClient, role: str, name: str, target: str, first: str, cap: int, ctx: CheatContext,
+             judge: Callable[[str], Verdict], follow_up: Callable[[str, Verdict], str],
+             progress: Callable[[str], None]) -> tuple[str | None, Verdict | None, list[dict[str, Any]]]:
+    """Up to ``cap`` LLM calls in one conversation: each answer gated (code block, anti-cheat,
+    ``judge``); a rejected or failed one is answered with ``follow_up`` (the fixer's prompt).
+    Returns the first accepted code and its verdict (or None) and every attempt."""
+    messages = [{"role": "system", "content": (PROMPTS / "system.md").read_text()},
+                {"role": "user", "content": first}]
+    attempts: list[dict[str, Any]] = []
+    for n in range(1, cap + 1):
+        try:
+            reply = client.complete(messages, purpose=f"{role}:{name}:{target}")
+        except (BudgetExceeded, LLMError) as err:
+            attempts.append(attempt_entry(role, target, n, Verdict("error", f"LLM call failed: {err}")))
+            progress(f"{name}: {target} {role} stopped: {err}")
+            break
+        code = extract_code(reply.text, LANGUAGES[target])
+        if code is None:
+            verdict = Verdict("rejected", "the answer has no fenced code block")
+        elif len(code) > ANSWER_LIMIT:
+            verdict = Verdict("rejected", f"the answer's code is longer than {ANSWER_LIMIT} characters")
+        else:
+            found = check(code, ctx)
+            verdict = (Verdict("rejected", "; ".join(f"{v.rule} at line {v.line}: {v.reason}" for v in found))
+                       if found else judge(code))
+        attempts.append(attempt_entry(role, target, n, verdict, reply.prompt_tokens + reply.completion_tokens,
+                                      reply.cost_usd, reply.cached))
+        progress(f"{name}: {target} {role} attempt {n}: {verdict.status}"
+                 + (f" ({verdict.reason[:160]})" if verdict.reason and not verdict.accepted else ""))
+        if verdict.accepted and code is not None:
+            return code, verdict, attempts
+        messages += [{"role": "assistant", "content": reply.text},
+                     {"role": "user", "content": follow_up(code or reply.text, verdict)}]
+    return None, None, attempts
+
+
+def fixer_prompt(target: str, name: str, origin: str, code: str, verdict: Verdict) -> str:
+    """The fixer's prompt for one failed or rejected version."""
+    failure = {"rejected": "was rejected before it ran:", "failed": "failed:"}.get(verdict.status, "failed:")
+    return prompt("fixer", target_title=TITLES[target], name=name, origin=origin, failure=failure,
+                  details=verdict.details or condense(verdict.reason), language=LANGUAGES[target], code=code)
+
+
+# ------------------------------------------------------------------ the roles, over a WorkflowRun
+
+
+def _gate_context(run: Any, name: str, target: str) -> CheatContext:
+    cfg = run.workflow.region(name)
+    sizes = tuple(v for v in cfg.sizes.values() if isinstance(v, int)) if isinstance(cfg.sizes, dict) else ()
+    return CheatContext(target, (name,), sizes, replaces_torch=run.workflow.language == "pytorch")
+
+
+def _judge(run: Any, name: str, kernel: ir.Kernel, target: str, path: Path) -> Callable[[str], Verdict]:
+    """Writes an answer where the target's file lives and validates it on seeds of its own."""
+
+    def judge(code: str) -> Verdict:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(code if code.endswith("\n") else code + "\n")
+        tv = run.validate_written(name, kernel, target, answer_seed(code))
+        details = condense(tv.reason) if tv.status != "validated" else ""
+        return Verdict(tv.status if tv.status in ("validated", "compiled") else "failed", tv.reason or None, details)
+
+    return judge
+
+
+def code_region(run: Any, name: str, targets: list[str]) -> tuple[dict[str, dict[str, Any]], list[dict[str, Any]]]:
+    """The coder on a region the compiler reports unsupported: per target, up to ``coder``
+    conversations of 1 + ``fixer`` calls, starting from the skeleton the renderer makes of the
+    routine's signature (its shim and launcher with an empty body)."""
+    from targets.base import get_renderer
+    from translate.report import target_entry
+    from translate.schedule import Schedule
+
+    opaque = run.opaque(name)
+    kernel = opaque.signature
+    cfg = run.workflow.agent
+    client = run.agent_client()
+    outcome: dict[str, dict[str, Any]] = {}
+    attempts: list[dict[str, Any]] = []
+    for target in targets:
+        rendered = get_renderer(target, Schedule()).render(kernel, Schedule())
+        path = candidate_file(run.out_dir, target, name)
+        entry = name if target == "triton" else f"{name}_{target}"
+        first = prompt("coder", name=name, origin=str(opaque.origin), target_title=TITLES[target],
+                       reason=opaque.reason, source_language="fortran", source=opaque.source,
+                       conventions=CONVENTIONS[target].replace("NAME", name), entry=entry,
+                       arguments=arguments(kernel), language=LANGUAGES[target], skeleton=rendered.source)
+        rendered.write(run.out_dir)  # the interface module and build files; the answer replaces the skeleton
+        code, verdict = None, None
+        for _ in range(max(cfg.cap("coder"), 0)):
+            code, verdict, tries = converse(
+                client, "coder", name, target, first, 1 + cfg.cap("fixer"), _gate_context(run, name, target),
+                _judge(run, name, kernel, target, path),
+                lambda c, v, t=target: fixer_prompt(t, name, str(opaque.origin), c, v), run.progress)
+            attempts += tries
+            if code is not None:
+                break
+        if code is not None and verdict is not None:
+            outcome[target] = target_entry(verdict.status, verdict.reason, files=run.written_files(name, target),
+                                           schedule="written by the LLM agent")
+        else:
+            for p in rendered.files:
+                (run.out_dir / p).unlink(missing_ok=True)
+            last = next((a["reason"] for a in reversed(attempts) if a["target"] == target), None)
+            tried = sum(a["target"] == target for a in attempts)
+            outcome[target] = target_entry("unsupported", f"{opaque.reason}; the LLM agent's {tried} attempts "
+                                           f"were not accepted (last: {last})" if tried else opaque.reason)
+    return outcome, attempts
+
+
+def fix_targets(run: Any, name: str, outcome: dict[str, dict[str, Any]]) -> tuple[dict[str, dict[str, Any]],
+                                                                               list[dict[str, Any]]]:
+    """The fixer on the compiler's translations that failed at every schedule level."""
+    from translate.report import target_entry
+
+    kernel = run.analysed(name)
+    cfg = run.workflow.agent
+    client = run.agent_client()
+    fixed: dict[str, dict[str, Any]] = {}
+    attempts: list[dict[str, Any]] = []
+    for target, entry in outcome.items():
+        path = candidate_file(run.out_dir, target, name)
+        if entry.get("status") != "failed" or not path.is_file() or cfg.cap("fixer") <= 0:
+            continue
+        original = path.read_text()
+        verdict = Verdict("failed", entry.get("reason"))
+        first = fixer_prompt(target, name, str(kernel.origin), original, verdict)
+        code, verdict, tries = converse(
+            client, "fixer", name, target, first, cfg.cap("fixer"), _gate_context(run, name, target),
+            _judge(run, name, kernel, target, path),
+            lambda c, v, t=target: fixer_prompt(t, name, str(kernel.origin), c, v), run.progress)
+        attempts += tries
+        if code is not None and verdict is not None:
+            fixed[target] = target_entry(verdict.status, verdict.reason, files=run.written_files(name, target),
+                                         schedule=f"{entry.get('schedule', '')}, fixed by the LLM agent".lstrip(", "))
+        else:
+            path.write_text(original)  # the compiler's version stays, with its failure
+    return fixed, attempts
