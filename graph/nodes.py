@@ -102,8 +102,15 @@ def route_after_profile(state: RegionState, runtime: Runtime[WorkflowRun]) -> Li
 
 def optimize(state: RegionState, runtime: Runtime[WorkflowRun]) -> dict[str, Any]:
     """The schedule-variant search for the targets below the workflow's roofline fraction."""
-    found = runtime.context.optimize(state["region"]["name"], state.get("outcome", {}), state.get("level", 0))
-    return {"outcome": {**state.get("outcome", {}), **found}} if found else {}
+    run, name = runtime.context, state["region"]["name"]
+    outcome = {**state.get("outcome", {}), **run.optimize(name, state.get("outcome", {}), state.get("level", 0))}
+    slow = [t for t in run.slow_targets(outcome) if "time_s" in outcome[t]]
+    if not (state["region"].get("fixer") and slow):
+        return {"outcome": outcome}
+    from translate.agent_steps import optimize_targets
+
+    found, attempts = optimize_targets(run, name, outcome, slow)
+    return {"outcome": {**outcome, **found}, "attempts": attempts}
 
 
 def retry(state: RegionState, runtime: Runtime[WorkflowRun]) -> dict[str, Any]:

@@ -30,10 +30,13 @@ import re
 # block shapes, measured on the H200 (docs/measurements): fp64 DMMA and the SIMT kernels
 DMMA_TILE = (128, 128, 8, 32, 64)  # BM, BN, BK, WM, WN (register-staged WMMA kernel, the fallback; 23.5 TFLOP/s)
 SIMT_TILE = {"float": (128, 128, 8, 8, 8), "double": (64, 64, 8, 4, 4)}  # BM, BN, BK, TM, TN
-# not measured yet (.device/probe_mm.py times the candidates):
-# BM, BN, BK, WM, WN, STAGES, KI of the cp.async kernel; KI is the k of the sm_90 shape m16n8kKI (4, 8 or 16; 0: m8n8k4)
-DMMA_ASYNC_TILE = (128, 128, 16, 32, 64, 3, 16)
-SIMT4_TILE = (128, 128, 8)  # BM, BN, BK of the float4 SIMT kernel (8 x 8 outputs per thread)
+# BM, BN, BK, WM, WN, STAGES, KI of the cp.async kernel; KI: the k of the sm_90 shape m16n8kKI (4, 8, 16; 0: m8n8k4).
+# H200, 2026-12-03, fp64 4096^3 / 8192^3 against cuBLAS through torch: 128x64 tiles, 32x32 per warp, 4 stages
+# (127 registers, two blocks per SM) 25.5-30.0 TFLOP/s, 0.43-0.55x; 128x128 with 32x64 per warp (199 registers,
+# one block per SM) 22.9-25.0, 0.39-0.46x; 64x128 17-19 (docs/measurements/2026-12-03-h200-matmul-probe.txt)
+DMMA_ASYNC_TILE = (128, 64, 16, 32, 32, 4, 16)
+# BM, BN, BK of the float4 SIMT kernel (8 x 8 outputs per thread): fp32 39-40 TFLOP/s, 0.78-0.81x of cuBLAS there
+SIMT4_TILE = (128, 128, 8)
 
 CUDA_MATMUL = r"""// ---- generated matrix product: C[z] = A[z] @ B[z], every operand read through element strides
 #include <mma.h>

@@ -168,3 +168,53 @@ def test_constant_answer_fails_validation(tmp_path: Path, server: ScriptedLLMSer
     region = _run(_project(tmp_path, _agent(server, coder=1, fixer=0)))
     assert [a["status"] for a in region["attempts"]] == ["failed"]
     assert region["targets"]["triton"]["status"] == "unsupported"
+
+
+MATMUL = """      SUBROUTINE MMLIKE(M, N, K, A, B, C)
+      INTEGER M, N, K
+      DOUBLE PRECISION A(M, K), B(K, N), C(M, N)
+      INTEGER I, J, L
+      DO 30 J = 1, N
+         DO 20 I = 1, M
+            C(I, J) = 0.0D0
+            DO 10 L = 1, K
+               C(I, J) = C(I, J) + A(I, L)*B(L, J)
+   10       CONTINUE
+   20    CONTINUE
+   30 CONTINUE
+      END
+"""
+
+
+@pytest.mark.slow
+def test_optimizer_answers_are_gated_and_timed(tmp_path: Path, server: ScriptedLLMServer, api_key: str) -> None:
+    """A cheating answer is rejected; a correct one that is not faster is not taken; the files stay."""
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "mm.f").write_text(MATMUL)
+
+    def run(agent: str) -> None:
+        (tmp_path / "workflows.yaml").write_text(f"""workflows:
+  search:
+    language: fortran
+    sources: [src/mm.f]
+    targets: [kokkos]
+    sizes: {{m: 30, n: 20, k: 10}}
+    validate: {{trials: 1}}
+    optimize: {{budget: 1, fraction: 1.0, sizes: {{m: 120, n: 100, k: 80}}}}
+    agent: {agent}
+    output: out/search
+""")
+        run_workflow(tmp_path, load(tmp_path).workflows["search"], None, resume=False)
+
+    run("{provider: none}")
+    generated = (tmp_path / "out" / "search" / "kokkos" / "mmlike_kokkos.cpp").read_text()
+    server.add("```cpp\n#include <chrono>\n" + generated + "\n```", "```cpp\n" + generated + "\n```")
+    run(f"{{provider: openai, model: scripted, base_url: '{server.base_url}', api_key_env: {KEY_ENV}, "
+        "attempts: {optimizer: 2}}")
+    report = json.loads((tmp_path / "out" / "search" / "report.json").read_text())
+    region = next(r for r in report["regions"] if r["name"] == "mmlike")
+    tries = [(a["role"], a["status"]) for a in region["attempts"] if a.get("role") == "optimizer"]
+    assert tries == [("optimizer", "rejected"), ("optimizer", "failed")]
+    reasons = [a["reason"] for a in region["attempts"] if a.get("role") == "optimizer"]
+    assert reasons[0].startswith("timing-trick") and reasons[1].startswith("not faster")
+    assert (tmp_path / "out" / "search" / "kokkos" / "mmlike_kokkos.cpp").read_text() == generated

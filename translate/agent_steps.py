@@ -248,3 +248,76 @@ def fix_targets(run: Any, name: str, outcome: dict[str, dict[str, Any]]) -> tupl
         else:
             path.write_text(original)  # the compiler's version stays, with its failure
     return fixed, attempts
+
+
+SUSPICIOUS_SPEEDUP = 10.0  # over the best earlier version: re-measured and flagged
+MIN_GAIN = 1.05  # an optimizer answer must be this much faster to replace the files
+
+
+def _history(entry: dict[str, Any]) -> str:
+    rows = [f"- {h.get('variant')}: {h['time_s'] * 1e3:.3f} ms" if h.get("time_s") else
+            f"- {h.get('variant')}: {h.get('status', 'not timed')}" for h in entry.get("search", [])]
+    return "\n".join(rows) or "- none"
+
+
+def optimize_targets(run: Any, name: str, outcome: dict[str, dict[str, Any]],
+                     slow: list[str]) -> tuple[dict[str, dict[str, Any]], list[dict[str, Any]]]:
+    """The optimizer on validated targets still below the roofline fraction after the schedule
+    search: each answer validated, then timed at the profiling sizes; the fastest that beats the
+    current version by 5% replaces the files. A speedup above 10x over the best earlier version is
+    timed again and, if it holds, kept with ``suspicious_speedup`` in the report for a person to look at."""
+    from translate import optimize_steps as opt
+
+    kernel = run.analysed(name)
+    pc, ref_s = run.profile_case_of(name)
+    cfg = run.workflow.agent
+    client = run.agent_client()
+    found: dict[str, dict[str, Any]] = {}
+    attempts: list[dict[str, Any]] = []
+    for target in slow:
+        entry = outcome[target]
+        path = candidate_file(run.out_dir, target, name)
+        if cfg.cap("optimizer") <= 0 or not path.is_file() or not entry.get("time_s"):
+            continue
+        original, best_s = path.read_text(), float(entry["time_s"])
+        timings: dict[str, float] = {}
+
+        def judge(code: str, target: str = target, path: Path = path, best_s: float = best_s,
+                  timings: dict[str, float] = timings) -> Verdict:
+            verdict = _judge(run, name, kernel, target, path)(code)
+            if verdict.status != "validated":
+                return verdict
+            try:
+                seconds = run.time_written(name, target)
+            except Exception as exc:
+                return Verdict("failed", f"timing failed: {type(exc).__name__}: {exc}"[:300])
+            if best_s / seconds > SUSPICIOUS_SPEEDUP:
+                again = run.time_written(name, target)
+                if abs(again - seconds) > 0.2 * seconds:
+                    return Verdict("rejected", f"timings disagree ({seconds:.3g} s, then {again:.3g} s)")
+                timings["suspicious"] = 1.0
+            if best_s / seconds < MIN_GAIN:
+                return Verdict("failed", f"not faster: {seconds * 1e3:.3f} ms against {best_s * 1e3:.3f} ms",
+                               details=f"Your version took {seconds * 1e3:.3f} ms; the current one "
+                                       f"{best_s * 1e3:.3f} ms.")
+            timings["seconds"] = seconds
+            return verdict
+
+        first = prompt("optimizer", target_title=TITLES[target], name=name, origin=str(kernel.origin),
+                       profile=(f"{best_s * 1e3:.3f} ms, {entry.get('gbps') or 0:.1f} GB/s, "
+                                f"{entry.get('gflops') or 0:.2f} GFLOP/s, "
+                                f"{(entry.get('fraction_of_peak') or 0) * 100:.0f}% of the roofline"),
+                       history=_history(entry), language=LANGUAGES[target], code=original)
+        code, verdict, tries = converse(
+            client, "optimizer", name, target, first, cfg.cap("optimizer"), _gate_context(run, name, target), judge,
+            lambda c, v, t=target: fixer_prompt(t, name, str(kernel.origin), c, v), run.progress)
+        attempts += tries
+        if code is None or "seconds" not in timings:
+            path.write_text(original)
+            continue
+        fields = opt.measured(target, kernel, pc, timings["seconds"], ref_s, "written by the LLM optimizer")
+        found[target] = {**entry, **fields, "time_before_agent_s": best_s,
+                         "schedule": f"{entry.get('schedule', '')}, optimized by the LLM agent".lstrip(", "),
+                         **({"suspicious_speedup": True} if "suspicious" in timings else {})}
+        run.progress(f"{name}: {target} LLM optimizer: {best_s * 1e3:.3f} -> {timings['seconds'] * 1e3:.3f} ms")
+    return found, attempts

@@ -425,6 +425,19 @@ class WorkflowRun:
             out[t] = entry
         return out
 
+    def profile_case_of(self, name: str) -> tuple[Any, float | None]:
+        """The profiling case and reference seconds of a profiled region."""
+        return self._profiles[name]
+
+    def time_written(self, name: str, target: str) -> float:
+        """Seconds of the target's current files at the region's profiling sizes."""
+        from translate import optimize_steps as opt
+
+        pc, _ = self._profiles[name]
+        with self._timing:
+            return opt.time_target(target, self.out_dir / target, self.analysed(name), pc, self.cache_dir,
+                                   self._profile_dir(name) / "agent")
+
     def _target_files(self, name: str, target: str) -> list[str]:
         folder = self.out_dir / target
         return sorted(str(p.relative_to(self.out_dir)) for p in folder.glob(f"{name}_*")) if folder.is_dir() else []

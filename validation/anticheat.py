@@ -14,7 +14,7 @@ through a small lexer; both keep line numbers) and reports violations of five ru
     (``kt_ref_*``, ``ktref_*``); imports naming a reference name; dynamic loading or running other code
     (dlopen/dlsym, ctypes, cffi, importlib, ``__import__``, f2py, subprocess, os.system, system(),
     popen, exec/eval); numpy/scipy imports in a Triton file; with ``ctx.replaces_torch``: torch compute
-    ops (``torch.OP(``, ``F.OP(``, ``from torch... import OP``, and ``x.OP(`` and ``@`` outside
+    ops (``torch.OP`` / ``F.OP`` called or aliased, ``from torch... import OP``, and ``x.OP(`` and ``@`` outside
     ``@triton.jit`` functions, where they are Triton's own, for the ops in ``TORCH_OPS``; ``nn.``
     classes, ``Model(``, ``.forward(``, torch.compile/jit/ops, libtorch in C++). Allocation, view and
     conversion ops (empty, zeros, full, arange, view, reshape, contiguous, stride, numel, to, item,
@@ -116,7 +116,7 @@ _PATTERNS = (
        "`{m}` loads or runs code other than this kernel"),
     _p("calls-reference", "py", r"^[ \t]*(import|from)\s+(numpy|scipy)\b",
        "`{m}`: numpy/scipy in a Triton kernel file would compute on the host, not in the kernel"),
-    _p("calls-reference", "py", rf"(?<![\w.]){_TORCH_NS}\s*\.\s*({_TORCH})_?\s*\("
+    _p("calls-reference", "py", rf"(?<![\w.]){_TORCH_NS}\s*\.\s*({_TORCH})_?\b(\s*\()?"
        r"|\btorch\.(linalg|fft|compile|jit|ops|_C|_dynamo|_inductor)\b"
        rf"|^[ \t]*from\s+torch(\.\w+)*\s+import\s+[^\n]*\b({_TORCH})\b",
        "`{m}` is a torch compute op: the kernel must do this work itself", True),
