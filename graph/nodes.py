@@ -104,7 +104,7 @@ def optimize(state: RegionState, runtime: Runtime[WorkflowRun]) -> dict[str, Any
     """The schedule-variant search for the targets below the workflow's roofline fraction."""
     run, name = runtime.context, state["region"]["name"]
     outcome = {**state.get("outcome", {}), **run.optimize(name, state.get("outcome", {}), state.get("level", 0))}
-    slow = [t for t in run.slow_targets(outcome) if "time_s" in outcome[t]]
+    slow = run.slow_targets(outcome)
     if not (state["region"].get("fixer") and slow):
         return {"outcome": outcome}
     from translate.agent_steps import optimize_targets

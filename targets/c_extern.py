@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from targets.base import CodeBuffer, Unsupported
 from targets.cstyle import CStyleRenderer, cname
-from translate import ir
+from translate import contraction, ir
 from translate.ir import DType
 from translate.schedule import DeviceExtern
 
@@ -47,12 +47,6 @@ def _strides(r: CStyleRenderer, d: ir.Array, trans: bool) -> tuple[str, str, str
     return (f"{rows} * {cols}" if d.rank > 2 else "0"), row_s, col_s
 
 
-def matmul_k(r: CStyleRenderer, op: ir.Extern, a: ir.Array, trans_a: bool) -> str:
-    """The product's inner extent: the ``k`` attribute where the operands are larger."""
-    k = op.attr("k")
-    return r.expr(k if isinstance(k, ir.Expr) else a.shape[-2] if trans_a else a.shape[-1])
-
-
 def cuda_launch_matmul(r: CStyleRenderer, buf: CodeBuffer, seg: DeviceExtern) -> None:
     op = seg.op
     a, b, c = matmul_decls(r, op)
@@ -66,7 +60,7 @@ def cuda_launch_matmul(r: CStyleRenderer, buf: CodeBuffer, seg: DeviceExtern) ->
                  f"({r.where(op.line)}), generated tiled kernel")
         buf.line(f"const int mm_m = {r.expr(c.shape[-2])};")
         buf.line(f"const int mm_n = {r.expr(c.shape[-1])};")
-        buf.line(f"const int mm_k = {matmul_k(r, op, a, ta)};")
+        buf.line(f"const int mm_k = {r.expr(contraction.inner_extent(op, a))};")
         buf.line(f"const int mm_batch = {r.expr(c.shape[0]) if c.rank == 3 else '1'};")
         buf.line("// element strides: A (batch, m, k), B (batch, k, n), C (batch, m, n)")
         buf.line(f"const KtMatmulStrides mm_s{{{', '.join(strides)}}};")

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from targets.triton_expr import TL_DTYPE, TORCH_DTYPE, HostExpr, UnsupportedExpr, fold, py_name
 from targets.triton_kernels import Lines, _Emitter
-from translate import ir
+from translate import contraction, ir
 from translate.schedule import DeviceExtern, DeviceNest, arrays_written
 
 CONV_KWARGS = ("stride", "padding", "dilation", "groups", "output_padding")
@@ -60,12 +60,6 @@ def matmul_dims(kernel: ir.Kernel, op: ir.Extern) -> tuple[ir.Array, ir.Array, i
         if d.rank not in (2, c.rank):
             raise UnsupportedExpr(op, f"matmul operand {d.name} has rank {d.rank}, the output {c.rank}")
     return a, b, c
-
-
-def matmul_k(op: ir.Extern, a: ir.Array, trans_a: bool) -> ir.Expr:
-    """The product's inner extent: the ``k`` attribute where the operands are larger."""
-    k = op.attr("k")
-    return k if isinstance(k, ir.Expr) else a.shape[-2] if trans_a else a.shape[-1]
 
 
 def epilogue_ok(kernel: ir.Kernel, ext: DeviceExtern, nest: DeviceNest) -> bool:
@@ -248,7 +242,7 @@ class MatmulEmitter(_Emitter):
         h = self.host
         ext = self.ext
         m, n = f"({h(c.shape[-2])})", f"({h(c.shape[-1])})"
-        k = f"({h(matmul_k(ext.op, a, ta))})"
+        k = f"({h(contraction.inner_extent(ext.op, a))})"
         batch = " * ".join(f"({h(s)})" for s in c.shape[:-2]) or "1"
 
         def strides(d: ir.Array, trans: bool) -> tuple[str, str, str]:
@@ -342,7 +336,7 @@ def library_matmul_lines(kernel: ir.Kernel, ext: DeviceExtern, host: HostExpr) -
     av, bv = _matrix_view(a, host, ta), _matrix_view(b, host, tb)
     dims = [host(x) for x in c.shape]
     if isinstance(op.attr("k"), ir.Expr):  # operands larger than the product (leading dimensions)
-        k = host(matmul_k(op, a, ta))
+        k = host(contraction.inner_extent(op, a))
         av, bv = f"{av}[..., :{dims[-2]}, :{k}]", f"{bv}[..., :{k}, :{dims[-1]}]"
     if c.layout is ir.Layout.LEFT:
         call = f"torch.matmul({bv}.mT, {av}.mT, out={py_name(c.name)}.view({dims[1]}, {dims[0]}))"

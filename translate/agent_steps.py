@@ -208,7 +208,7 @@ def code_region(run: Any, name: str, targets: list[str]) -> tuple[dict[str, dict
             if code is not None:
                 break
         if code is not None and verdict is not None:
-            outcome[target] = target_entry(verdict.status, verdict.reason, files=run.written_files(name, target),
+            outcome[target] = target_entry(verdict.status, verdict.reason, files=run.target_files(name, target),
                                            schedule="written by the LLM agent")
         else:
             for p in rendered.files:
@@ -243,7 +243,7 @@ def fix_targets(run: Any, name: str, outcome: dict[str, dict[str, Any]]) -> tupl
             lambda c, v, t=target: fixer_prompt(t, name, str(kernel.origin), c, v), run.progress)
         attempts += tries
         if code is not None and verdict is not None:
-            fixed[target] = target_entry(verdict.status, verdict.reason, files=run.written_files(name, target),
+            fixed[target] = target_entry(verdict.status, verdict.reason, files=run.target_files(name, target),
                                          schedule=f"{entry.get('schedule', '')}, fixed by the LLM agent".lstrip(", "))
         else:
             path.write_text(original)  # the compiler's version stays, with its failure

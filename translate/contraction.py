@@ -211,3 +211,12 @@ def recognise(kernel: ir.Kernel) -> ir.Kernel:
 def has_product(kernel: ir.Kernel) -> bool:
     """Whether ``recognise`` would change ``kernel``."""
     return bool(_Recogniser(kernel).stmts(kernel.body) != kernel.body)
+
+
+def inner_extent(op: ir.Extern, a: ir.Array) -> ir.Expr:
+    """A matmul's inner extent: its ``k`` attribute where the operands are larger than the
+    product (a recognised nest over leading dimensions), else the shared dimension of ``a``."""
+    k = op.attr("k")
+    if isinstance(k, ir.Expr):
+        return k
+    return a.shape[-2] if op.attr("trans_a", False) else a.shape[-1]

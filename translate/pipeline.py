@@ -252,52 +252,40 @@ class WorkflowRun:
         self._load()
         return self._shared_reference()
 
-    def _run_validation(self, name: str, dirs: dict[str, Path], level: int, reference: Any = None,
-                        record_golden: bool = True) -> Any:
-        """``validation.region.validate_region`` of a Fortran region with the workflow's settings."""
+    def _run_validation(self, name: str, dirs: dict[str, Path], level: int | None, reference: Any = None,
+                        record_golden: bool = True, *, kernel: ir.Kernel | None = None,
+                        workdir: Path | None = None, **extra: Any) -> Any:
+        """``validation.region.validate_region`` of a Fortran region with the workflow's settings
+        (``extra``: further keyword arguments of it). An Opaque region's kernel (its signature)
+        is not wrapped by the workflow's shared reference build: the region builds its own."""
         from validation.region import validate_region
 
-        kernel = self.analysed(name)
+        opaque = isinstance(self._load()[0][name], ir.Opaque)
         cfg = self.workflow.region(name)
         vcfg = self.workflow.validate
         tolerance = (vcfg.rtol, vcfg.atol) if vcfg.rtol is not None and vcfg.atol is not None else None
         return validate_region(
-            kernel, self._files, dirs, cfg.sizes, cfg.values, cfg.inputs, vcfg.trials, region=name,
-            workdir=self.out_dir / ".build" / name, cache_dir=self.cache_dir,
+            kernel or self.analysed(name), self._files, dirs, cfg.sizes, cfg.values, cfg.inputs, vcfg.trials,
+            region=name, workdir=workdir or self.out_dir / ".build" / name, cache_dir=self.cache_dir,
             golden_root=self.out_dir / "golden" if record_golden else None,
-            reference=reference or self._shared_reference(), include=self.workflow.include_dirs(),
-            defines=dict(self.workflow.preprocess.defines), timeout=self.timeout, tolerance=tolerance,
-            project_dir=self.workflow.root, schedule_level=level)
+            reference=None if opaque else reference or self._shared_reference(),
+            include=self.workflow.include_dirs(), defines=dict(self.workflow.preprocess.defines),
+            timeout=self.timeout, tolerance=tolerance, project_dir=self.workflow.root, schedule_level=level, **extra)
 
     def validate_written(self, name: str, kernel: ir.Kernel, target: str, seed: int) -> Any:
         """Validation of a target file written by the agent (``validation.region.TargetValidation``):
-        its own seeds, the trial at another size, no golden data recorded; the reference is built
-        for this kernel where the workflow's shared build does not wrap it (an Opaque region)."""
-        from validation.region import validate_region
+        its own seeds, the trial at another size, no order audit; golden data recorded only for an
+        Opaque region (the compiler's validation records it for the others)."""
+        from validation.region import TargetValidation
 
-        cfg = self.workflow.region(name)
-        vcfg = self.workflow.validate
-        tolerance = (vcfg.rtol, vcfg.atol) if vcfg.rtol is not None and vcfg.atol is not None else None
-        shared = self._shared_reference() if name not in self.opaque_names() else None
+        opaque = isinstance(self._load()[0][name], ir.Opaque)
         try:
-            result = validate_region(
-                kernel, self._files, {target: self.out_dir / target}, cfg.sizes, cfg.values, cfg.inputs, vcfg.trials,
-                region=name, workdir=self.out_dir / ".build" / name / "agent", cache_dir=self.cache_dir,
-                reference=shared, include=self.workflow.include_dirs(), defines=dict(self.workflow.preprocess.defines),
-                seed=seed, timeout=self.timeout, reduces=True, tolerance=tolerance, project_dir=self.workflow.root,
-                schedule_level=None, golden_root=self.out_dir / "golden" if shared is None else None)
+            result = self._run_validation(name, {target: self.out_dir / target}, None, record_golden=opaque,
+                                          kernel=kernel, workdir=self.out_dir / ".build" / name / "agent",
+                                          seed=seed, reduces=True)
         except Exception as exc:  # never let one answer stop the run
-            from validation.region import TargetValidation
-
             return TargetValidation(target, "failed", f"validation error: {type(exc).__name__}: {exc}")
         return result.targets[target]
-
-    def opaque_names(self) -> set[str]:
-        kernels, _ = self._load()
-        return {n for n, k in kernels.items() if isinstance(k, ir.Opaque)}
-
-    def written_files(self, name: str, target: str) -> list[str]:
-        return self._target_files(name, target)
 
     def validate(self, name: str, targets: list[str], level: int) -> dict[str, dict[str, Any]]:
         kernel = self.analysed(name)
@@ -330,7 +318,7 @@ class WorkflowRun:
             out[t] = target_entry(status, reason, retryable=retryable, max_abs_err=tv.max_abs_err if ran else None,
                                   max_rel_err=tv.max_rel_err if ran else None,
                                   rel_l2_err=tv.rel_l2_err if ran else None, trials=tv.trials,
-                                  files=self._target_files(name, t), schedule=Schedule(level=level).describe())
+                                  files=self.target_files(name, t), schedule=Schedule(level=level).describe())
             detail = f" (rel L2 {tv.rel_l2_err:.1e}, {tv.trials} trials)" if ran else f": {reason}"
             self.progress(f"{name}: {t} {status}{detail}")
         return out
@@ -438,7 +426,8 @@ class WorkflowRun:
             return opt.time_target(target, self.out_dir / target, self.analysed(name), pc, self.cache_dir,
                                    self._profile_dir(name) / "agent")
 
-    def _target_files(self, name: str, target: str) -> list[str]:
+    def target_files(self, name: str, target: str) -> list[str]:
+        """The region's files of one target, relative to the output folder."""
         folder = self.out_dir / target
         return sorted(str(p.relative_to(self.out_dir)) for p in folder.glob(f"{name}_*")) if folder.is_dir() else []
 
