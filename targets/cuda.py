@@ -1,6 +1,8 @@
 """CUDA C++ target: ``cuda/NAME_cuda.cu`` with one ``__global__`` kernel per
 parallel nest (grid-stride loops, the contiguous index on ``threadIdx.x``,
-block reductions with warp shuffles and one atomic per block), single-thread
+block reductions with warp shuffles and one atomic per block; a nest over rows
+whose inner loops walk the row runs one warp per row, ``targets.cuda_rows``; a
+short nest around a long accumulating serial loop splits that loop, ``targets.cuda_split``), single-thread
 kernels for serial device code, a launcher ``NAME_cuda(..., cudaStream_t)``
 taking device pointers, and the C ABI shim ``kt_NAME``."""
 
@@ -16,6 +18,8 @@ from targets.c_extern import conv_unsupported, cuda_launch_matmul
 from targets.cmake import cuda_cmake
 from targets.cstyle import CStyleRenderer, cname
 from targets.cuda_matmul import cuda_matmul_source
+from targets.cuda_rows import WARP_REDUCE, has_reductions, launch_row, row_kernel, warp_row_nest
+from targets.cuda_split import launch_split, split_kernel, split_nest
 from targets.kokkos import abi_params
 from translate import ir
 from translate.ir import DType
@@ -158,10 +162,15 @@ class CudaRenderer(CStyleRenderer):
         name = kernel.name.lower()
         ns = f"kt_{name}_detail"
         kernels = CodeBuffer(self.INDENT)
-        reduces = False
+        reduces = warp_reduces = False
         for seg in device_segments(segs):
             kernels.blank()
-            if isinstance(seg, DeviceNest):
+            if isinstance(seg, DeviceNest) and warp_row_nest(self, seg):
+                warp_reduces |= has_reductions(seg)
+                row_kernel(self, kernels, seg)
+            elif isinstance(seg, DeviceNest) and (split := split_nest(self, seg)) is not None:
+                split_kernel(self, kernels, seg, split)
+            elif isinstance(seg, DeviceNest):
                 reduces |= bool(seg.reductions)
                 self.nest_kernel(kernels, seg)
             else:
@@ -214,9 +223,12 @@ class CudaRenderer(CStyleRenderer):
         if helpers:
             out.blank()
             out.splice(helpers)
-        if reduces:
+        if reduces or warp_reduces:
             out.blank()
             out.splice(_REDUCE)
+        if warp_reduces:
+            out.blank()
+            out.splice(WARP_REDUCE)
         if self.local_arrays():
             out.blank()
             out.splice(_BUFFER)
@@ -319,6 +331,12 @@ class CudaRenderer(CStyleRenderer):
         return f"std::numeric_limits<{t}>::{'lowest' if r.op == 'max' else 'max'}()"
 
     def launch_nest(self, buf: CodeBuffer, seg: DeviceNest) -> None:
+        if warp_row_nest(self, seg):
+            launch_row(self, buf, seg)
+            return
+        if (split := split_nest(self, seg)) is not None:
+            launch_split(self, buf, seg, split)
+            return
         order = [seg.loops[k] for k in fastest_first(seg, self.kernel)]
         bs = self.block_size()
         with buf.block("", opener="{"):
@@ -327,8 +345,10 @@ class CudaRenderer(CStyleRenderer):
             for lp, t in zip(order, trips, strict=True):
                 buf.line(f"const int {t} = {self.trip(lp)};")
             with buf.block(f"if ({' && '.join(f'{t} > 0' for t in trips)})"):
-                dims = [f"kt_grid({trips[0]}, {bs})"] + [f"kt_grid({t}, 1)" for t in trips[1:]]
-                buf.line(f"const dim3 block({bs});")
+                rows = self.schedule.block_rows if len(trips) > 1 and bs % self.schedule.block_rows == 0 else 1
+                shape = [bs // rows] + ([rows] if rows > 1 else [])
+                dims = [f"kt_grid({t}, {n})" for t, n in zip(trips, shape + [1] * len(trips), strict=False)]
+                buf.line(f"const dim3 block({', '.join(map(str, shape))});")
                 buf.line(f"const dim3 grid({', '.join(dims)});")
                 args = [self.var(s) for s in seg.scalars_in] + trips + [cname(a) for a in seg.arrays]
                 for r in seg.reductions:

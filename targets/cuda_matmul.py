@@ -34,7 +34,7 @@ SIMT_TILE = {"float": (128, 128, 8, 8, 8), "double": (64, 64, 8, 4, 4)}  # BM, B
 # H200, 2026-12-03, fp64 4096^3 / 8192^3 against cuBLAS through torch: 128x64 tiles, 32x32 per warp, 4 stages
 # (127 registers, two blocks per SM) 25.5-30.0 TFLOP/s, 0.43-0.55x; 128x128 with 32x64 per warp (199 registers,
 # one block per SM) 22.9-25.0, 0.39-0.46x; 64x128 17-19 (docs/measurements/2026-12-03-h200-matmul-probe.txt)
-DMMA_ASYNC_TILE = (128, 64, 16, 32, 32, 4, 16)
+DMMA_ASYNC_TILE = (128, 128, 32, 32, 32, 3, 16)
 # BM, BN, BK of the float4 SIMT kernel (8 x 8 outputs per thread): fp32 39-40 TFLOP/s, 0.78-0.81x of cuBLAS there
 SIMT4_TILE = (128, 128, 8)
 

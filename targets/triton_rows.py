@@ -7,21 +7,8 @@ private scalars as vector partials combined with ``tl.sum`` / ``tl.max`` /
 block loop over chunks (one pass per source loop: the two- or three-pass
 form of the source).
 
-``row_nest`` recognises the pattern structurally; anything else keeps the
+``targets.rows.row_nest`` recognises the pattern; anything else keeps the
 general tile path of ``targets.triton_kernels``.
-
-Pattern (``DeviceNest`` body, the parallel loops already collapsed):
-
-* statements are scalar assignments, element stores and inner loops with a
-  unit step whose bounds read no array;
-* an inner loop holds only assignments: reductions ``s = s OP e`` /
-  ``s = max(s, e)`` / ``min`` into a scalar read nowhere else in the loop,
-  temporaries ``t = e`` assigned before use and read only in that loop, and
-  stores whose index holds the loop variable in the contiguous position only;
-* the loop variable indexes only the contiguous dimension of every array it
-  touches, and at least one access uses it;
-* no array is both written and read in the nest (a program's store is not
-  guaranteed visible to its other lanes' later loads).
 """
 
 from __future__ import annotations
@@ -29,185 +16,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from targets.rows import ArgUpdate, arg_update, loop_chain, reduction, row_nest
 from targets.triton_expr import DeviceExpr, HostExpr, UnsupportedExpr, dev_dtype, fold, literal, py_name
 from targets.triton_kernels import IDENTITY, Lines, _Emitter
 from translate import ir
-from translate.irquery import first_best_condition
 from translate.schedule import DeviceNest, scalar_reads
 
-_COMBINE_OPS = ("add", "max", "min")
-
-
-def _reduction(s: ir.Assign) -> tuple[str, ir.Expr] | None:
-    """(op, contribution) when ``s`` is ``v = v OP e`` / ``v = max(v, e)``."""
-    if not isinstance(s.target, ir.Var):
-        return None
-    name = s.target.name
-    val = s.value
-
-    def is_self(e: ir.Expr) -> bool:
-        return isinstance(e, ir.Var) and e.name == name
-
-    if isinstance(val, ir.BinOp) and val.op == "add":
-        pair = (val.lhs, val.rhs) if is_self(val.lhs) else (val.rhs, val.lhs) if is_self(val.rhs) else None
-        if pair and name not in scalar_reads(pair[1]):
-            return "add", pair[1]
-    if isinstance(val, ir.Call) and val.fn in ("max", "min") and len(val.args) == 2:
-        a, b = val.args
-        other = b if is_self(a) else a if is_self(b) else None
-        if other is not None and name not in scalar_reads(other):
-            return val.fn, other
-    return None
-
-
-def _accesses(node: object) -> list[tuple[str, tuple[ir.Expr, ...]]]:
-    out = []
-    for n in ir.walk(node):
-        if isinstance(n, ir.Load):
-            out.append((n.array, n.index))
-    return out
-
-
-def _contiguous_pos(kernel: ir.Kernel, array: str) -> int:
-    decl = kernel.param(array)
-    if isinstance(decl, ir.Array) and decl.layout is ir.Layout.LEFT:
-        return 0
-    return -1
-
-
-def _chain(lp: ir.Loop) -> list[ir.Loop]:
-    """``lp`` and the loops perfectly nested in it (each body exactly one loop)."""
-    chain = [lp]
-    while len(chain[-1].body) == 1 and isinstance(chain[-1].body[0], ir.Loop):
-        chain.append(chain[-1].body[0])
-    return chain
-
-
-def _slot(kernel: ir.Kernel, array: str, rank: int, depth: int, count: int) -> int:
-    """The index position the loop at ``depth`` of a ``count``-deep chain may use:
-    the innermost loop the contiguous dimension, the one around it the next, ..."""
-    from_contiguous = count - 1 - depth
-    return from_contiguous if _contiguous_pos(kernel, array) == 0 else rank - 1 - from_contiguous
-
-
-@dataclass(frozen=True)
-class ArgUpdate:
-    """``if take(v, best): best = v; where = index``: a first max/min and its index."""
-
-    best: ir.Var
-    where: ir.Var
-    value: ir.Expr
-    index: ir.Expr
-    better: str  # "gt" (max) or "lt" (min)
-    nan: bool  # NaN wins and stays (float values)
-
-
-def arg_update(s: ir.Stmt) -> ArgUpdate | None:
-    if not isinstance(s, ir.If) or s.orelse or len(s.then) != 2:
-        return None
-    a, b = s.then
-    if not (isinstance(a, ir.Assign) and isinstance(b, ir.Assign) and isinstance(a.target, ir.Var)
-            and isinstance(b.target, ir.Var) and a.target.name != b.target.name):
-        return None
-    names = {a.target.name, b.target.name}
-    if (scalar_reads(a.value) | scalar_reads(b.value)) & names:
-        return None
-    for better in ("gt", "lt"):
-        for nan in (True, False):
-            if nan and not a.target.dtype.is_float:
-                continue
-            if ir.expr_str(fold(s.cond)) == ir.expr_str(fold(first_best_condition(a.value, a.target, better, nan))):
-                return ArgUpdate(a.target, b.target, a.value, b.value, better, nan)
-    return None
-
-
-def _inner_ok(kernel: ir.Kernel, lp: ir.Loop, body: tuple[ir.Stmt, ...]) -> bool:
-    chain = _chain(lp)
-    names = [c.var for c in chain]
-    for c in chain:
-        if fold(c.step) != ir.Const(1, c.step.dtype):
-            return False
-        if any(isinstance(n, ir.Load) for e in (c.start, c.stop) for n in ir.walk(e)):
-            return False
-        if (scalar_reads(c.start) | scalar_reads(c.stop)) & set(names):
-            return False  # not rectangular
-    inner = chain[-1]
-    j = names[-1]
-    used = False
-    for array, index in _accesses(inner):
-        if not index:
-            continue
-        pos = _contiguous_pos(kernel, array) % len(index)
-        for k, e in enumerate(index):
-            for depth, v in enumerate(names):
-                if v in scalar_reads(e) and k != _slot(kernel, array, len(index), depth, len(names)):
-                    return False
-        used |= j in scalar_reads(index[pos])
-    if not used:
-        return False
-    assigned: set[str] = set()
-    reductions: set[str] = set()
-    for s in inner.body:
-        upd = arg_update(s)
-        if upd is not None:
-            if {upd.best.name, upd.where.name} & (assigned | reductions):
-                return False
-            reductions |= {upd.best.name, upd.where.name}
-            continue
-        if not isinstance(s, ir.Assign):
-            return False
-        if isinstance(s.target, ir.Load):
-            reads = set().union(*(scalar_reads(e) for e in s.target.index)) if s.target.index else set()
-            if not set(names) <= reads:  # every lane stores its own element
-                return False
-            continue
-        name = s.target.name
-        red = _reduction(s)
-        if red is not None and red[0] in _COMBINE_OPS and name not in assigned:
-            reductions.add(name)
-        elif name not in scalar_reads(s.value) and name not in reductions:
-            assigned.add(name)
-        else:
-            return False
-    # a reduction variable is read nowhere else in the loop; a temporary nowhere outside it
-    for s in inner.body:
-        reads = scalar_reads(s)
-        upd = arg_update(s)
-        if upd is not None:
-            own = {upd.best.name, upd.where.name}
-            reads = scalar_reads(upd.value) | scalar_reads(upd.index)
-        else:
-            own = {s.target.name} if isinstance(s, ir.Assign) and isinstance(s.target, ir.Var) else set()
-        if (reads - own) & reductions:
-            return False
-    outside = [s for s in body if s is not lp]
-    return not any(assigned & scalar_reads(s) for s in outside)
-
-
-def row_nest(nest: DeviceNest, kernel: ir.Kernel) -> bool:
-    """Whether ``nest`` is a row computation the row program renders (module docstring)."""
-    if nest.reductions:
-        return False
-    inner = [s for s in nest.body if isinstance(s, ir.Loop)]
-    if not inner:
-        return False
-    for s in nest.body:
-        if isinstance(s, ir.Loop):
-            if not _inner_ok(kernel, s, nest.body):
-                return False
-        elif not isinstance(s, ir.Assign):
-            return False
-    written = {s.target.array for st in nest.body for s in ir.walk(st)
-               if isinstance(s, ir.Assign) and isinstance(s.target, ir.Load)}
-    read = set()
-    for st in nest.body:
-        for s in ir.walk(st):
-            if isinstance(s, ir.Assign):
-                value_loads = [n.array for n in ir.walk(s.value) if isinstance(n, ir.Load)]
-                index_loads = [n.array for e in (s.target.index if isinstance(s.target, ir.Load) else ())
-                               for n in ir.walk(e) if isinstance(n, ir.Load)]
-                read |= set(value_loads) | set(index_loads)
-    return not (written & read)
+__all__ = ["RowEmitter", "row_nest"]
 
 
 @dataclass
@@ -268,7 +83,7 @@ class RowEmitter(_Emitter):
         body("cols = tl.arange(0, BLOCK_N)")
         body("zero_lanes = tl.zeros([BLOCK_N], tl.int64)  # broadcasts row-invariant addresses")
         temps = {s.target.name for lp in nest.body if isinstance(lp, ir.Loop) for s in lp.body
-                 if isinstance(s, ir.Assign) and isinstance(s.target, ir.Var) and _reduction(s) is None}
+                 if isinstance(s, ir.Assign) and isinstance(s.target, ir.Var) and reduction(s) is None}
         nest_vars = {lp.var for lp in nest.loops}
         for single in (True, False):
             header = "if ONE_CHUNK:  # the row fits one block: straight-line, each element loaded once" \
@@ -282,7 +97,7 @@ class RowEmitter(_Emitter):
                 self.header = None
                 for s in nest.body:
                     if isinstance(s, ir.Loop):
-                        self.dev.stable = nest_vars | set(nest.scalars_in) | {c.var for c in _chain(s)}
+                        self.dev.stable = nest_vars | set(nest.scalars_in) | {c.var for c in loop_chain(s)}
                         self.row_loop(s, single)
                     else:
                         self.scalar_stmt(s)
@@ -317,14 +132,14 @@ class RowEmitter(_Emitter):
         """One inner loop (or a perfect chain of them, flattened into one lane index)
         as BLOCK_N-wide chunks."""
         out = self.out
-        chain = _chain(lp)
+        chain = loop_chain(lp)
         inner = chain[-1]
         j = py_name(inner.var)
         bounds = [(self.dev.typed(c.start, ir.DType.I64), self.dev.typed(c.stop, ir.DType.I64)) for c in chain]
         accs: dict[str, tuple[str, ir.Expr]] = {}
         args: list[ArgUpdate] = []
         for st in inner.body:
-            red = _reduction(st) if isinstance(st, ir.Assign) else None
+            red = reduction(st) if isinstance(st, ir.Assign) else None
             if red is not None and isinstance(st, ir.Assign) and isinstance(st.target, ir.Var):
                 accs.setdefault(st.target.name, red)
             upd = arg_update(st)
@@ -463,7 +278,7 @@ class RowEmitter(_Emitter):
         for name, lp in trips:
             lines.append(f"{name} = max(0, {self.host_trip(lp)})")
         rows = " * ".join(n for n, _ in trips)
-        chain = _chain(next(s for s in nest.body if isinstance(s, ir.Loop)))
+        chain = loop_chain(next(s for s in nest.body if isinstance(s, ir.Loop)))
         reads = set().union(*(scalar_reads(c.start) | scalar_reads(c.stop) for c in chain))
         if reads <= set(nest.scalars_in) | {d.name for d in self.kernel.params}:
             extent = " * ".join(f"max(1, {self.host(c.stop)} - ({self.host(c.start)}))" for c in chain)

@@ -41,11 +41,12 @@ def ptr(a: np.ndarray) -> ctypes.c_void_p:
     return ctypes.c_void_p(a.ctypes.data)
 
 
-def _build(target: str, tmp: Path) -> dict[str, Path]:
-    renderer = get_renderer(target)
+def _build(target: str, tmp: Path, schedule: Schedule | None = None,
+           makes: tuple[Callable[[], ir.Kernel], ...] = hk.ALL) -> dict[str, Path]:
+    renderer = get_renderer(target, schedule)
     jobs = []
-    for make in hk.ALL:
-        rendered = renderer.render(make())
+    for make in makes:
+        rendered = renderer.render(make(), schedule)
         rendered.write(tmp)
         src = tmp / rendered.entry
         lib = src.with_suffix(".so")
@@ -74,6 +75,14 @@ def cuda_libs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     if not HAVE_NVCC:
         pytest.skip("nvcc not found")
     return _build("cuda", tmp_path_factory.mktemp("cuda"))
+
+
+@pytest.fixture(scope="module")
+def cuda_libs_2d(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The 2-D and 3-D nests with 32 x 8 thread blocks (``Schedule.block_rows``)."""
+    if not HAVE_NVCC:
+        pytest.skip("nvcc not found")
+    return _build("cuda", tmp_path_factory.mktemp("cuda2d"), Schedule(block_rows=8), (hk.stencil, hk.axpy3d))
 
 
 # ------------------------------------------------------------ numeric cases
@@ -167,19 +176,20 @@ def case_reverse(lib: ctypes.CDLL) -> None:
 
 def case_dgemv(lib: ctypes.CDLL) -> None:
     rng = np.random.default_rng(6)
-    m, n, lda = 30, 20, 33
-    a = np.asfortranarray(rng.normal(size=(lda, n)))
     f = lib.kt_dgemv
     f.argtypes = [ctypes.c_char, I, I, D, ctypes.c_void_p, I, ctypes.c_void_p, ctypes.c_void_p]
-    for trans in (b"N", b"n", b"T", b"t"):
-        x, y = rng.normal(size=max(m, n)), rng.normal(size=max(m, n))
-        want = y.copy()
-        if trans in (b"N", b"n"):
-            want[:m] += 0.7 * a[:m, :n] @ x[:n]
-        else:
-            want[:n] += 0.7 * a[:m, :n].T @ x[:m]
-        f(trans, m, n, 0.7, ptr(a), lda, ptr(x), ptr(y))
-        np.testing.assert_allclose(y, want, rtol=1e-12, atol=1e-12)
+    # columns shorter than a warp, and columns several warps long (the CUDA 'T' form: a warp per column)
+    for m, n, lda in ((30, 20, 33), (100, 45, 101)):
+        a = np.asfortranarray(rng.normal(size=(lda, n)))
+        for trans in (b"N", b"n", b"T", b"t"):
+            x, y = rng.normal(size=max(m, n)), rng.normal(size=max(m, n))
+            want = y.copy()
+            if trans in (b"N", b"n"):
+                want[:m] += 0.7 * a[:m, :n] @ x[:n]
+            else:
+                want[:n] += 0.7 * a[:m, :n].T @ x[:m]
+            f(trans, m, n, 0.7, ptr(a), lda, ptr(x), ptr(y))
+            np.testing.assert_allclose(y, want, rtol=1e-12, atol=1e-12)
     y0 = y.copy()
     f(b"X", m, n, 0.7, ptr(a), lda, ptr(x), ptr(y))  # illegal TRANS: message, y untouched
     np.testing.assert_array_equal(y, y0)
@@ -216,6 +226,15 @@ def test_cuda_numbers_on_gpu(cuda_libs: dict[str, Path], name: str) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", ["stencil", "axpy3d"])
+def test_cuda_2d_blocks_on_gpu(cuda_libs_2d: dict[str, Path], name: str) -> None:
+    if not _has_gpu():
+        pytest.skip("no CUDA GPU")
+    CASES[name](ctypes.CDLL(str(cuda_libs_2d[name])))
+
+
+@pytest.mark.slow
 def test_cuda_builds(cuda_libs: dict[str, Path]) -> None:
     assert set(cuda_libs) == set(CASES)
     assert all(p.stat().st_size > 0 for p in cuda_libs.values())
@@ -230,6 +249,33 @@ def test_registry_and_capabilities() -> None:
     assert not get_renderer("kokkos").capabilities.needs_gpu_to_run
     with pytest.raises(KeyError):
         get_renderer("fortran77")
+
+
+def test_cuda_row_kernel_text() -> None:
+    """The 'T' form of dgemv (a dot product down each column) runs a warp per column, its
+    lanes reading neighbouring elements; without row programs, a thread per column."""
+    src = get_renderer("cuda").render(hk.dgemv()).source
+    kernel = src[src.index("row kernel for the nest"):]
+    kernel = kernel[:kernel.index("\n}\n")]
+    assert "one warp per (j)" in kernel
+    assert "for (int i = lane; i < m; i += 32)" in kernel
+    assert "temp = KtSum()(temp_before, kt_warp_allreduce(temp, KtSum()));" in kernel
+    assert "if (lane == 0) {\n            y[j] = y[j] + alpha * temp;" in kernel
+    assert "__shfl_xor_sync" in src
+    off = Schedule(row_programs=False)
+    plain = get_renderer("cuda", off).render(hk.dgemv(), off).source
+    assert "row kernel" not in plain and "kt_warp_allreduce" not in plain
+
+
+def test_cuda_2d_block_text() -> None:
+    """``block_rows`` shapes the blocks of 2-D and 3-D nests only; 1-D nests keep one row."""
+    sch = Schedule(block=256, block_rows=8)
+    src = get_renderer("cuda", sch).render(hk.axpy3d(), sch).source
+    assert "const dim3 block(32, 8);" in src
+    assert "const dim3 grid(kt_grid(i_trip, 32), kt_grid(j_trip, 8), kt_grid(k_trip, 1));" in src
+    flat = get_renderer("cuda", sch).render(hk.daxpy(), sch).source
+    assert "const dim3 block(256);" in flat
+    assert sch.variant() == "as analysed, block 256 as 32x8"
 
 
 def test_kokkos_text() -> None:

@@ -267,3 +267,15 @@ def test_values_for_arguments_the_routine_lacks_are_dropped() -> None:
     assert expand_values({"incy": [1, 3]}, names) == [{}]
     plan = plan_cases({"n": 10}, {"incx": [1, 2], "incy": [1, 3]}, trials=1, seed=0, names=names)
     assert [p[1] for p in plan] == [{"incx": 1}, {"incx": 1}, {"incx": 2}, {"incx": 2}]
+
+
+def test_compile_cache_given_as_a_relative_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The compiler runs in a scratch folder: a relative cache path must still name the
+    library it makes (a relative one once sent nvcc's output under the scratch folder)."""
+    from validation.runners import compile_cached
+
+    monkeypatch.chdir(tmp_path)
+    built = compile_cached("probe", ["sh", "-c", "echo built > {out}"], "text", Path("rel/cache"), timeout=30)
+    assert built.ok and built.artifact is not None and built.artifact.is_absolute()
+    assert built.artifact.read_text() == "built\n"
+    assert built.artifact.parent.parent == (tmp_path / "rel" / "cache" / "probe").resolve()

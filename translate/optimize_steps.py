@@ -130,13 +130,21 @@ def variants(target: str, current: Schedule, budget: int, kernel: ir.Kernel | No
              loops_for_products: bool = True) -> list[Schedule]:
     """Schedules to try, the current one excluded, at most ``budget``: matrix products as
     loops where a product was recognised, the source loop order where the analysis found
-    an interchange, then loop levels and block sizes. ``loops_for_products=False`` leaves
-    out the loop form of a product (hours at sizes that fill a GPU)."""
+    an interchange, rows the other way (a program or warp per row, or a thread per row) on
+    the GPU targets, whole serial loops and 2-D blocks (CUDA), then loop levels and block
+    sizes. ``loops_for_products=False`` leaves out the loop form of a product (hours at
+    sizes that fill a GPU)."""
     out = []
     if kernel is not None and loops_for_products and contraction.has_product(kernel):
         out.append(replace(current, contraction=not current.contraction))
     if kernel is not None and any(isinstance(n, ir.Loop) and n.swappable for s in kernel.body for n in ir.walk(s)):
         out.append(replace(current, interchange=not current.interchange))
+    # the same code as the current when the kernel has no row nest or no 2-D nest: skipped unmeasured
+    if target in ("cuda", "triton"):
+        out.append(replace(current, row_programs=not current.row_programs))
+    if target == "cuda":
+        out.append(replace(current, split_serial=not current.split_serial))
+        out += [replace(current, block_rows=r) for r in (8, 4) if r != current.block_rows]
     out += [replace(current, level=lv, block=b) for lv in LEVELS.get(target, (0,)) for b in BLOCKS.get(target, (256,))]
     return [s for s in out if s != current][:budget]
 
@@ -188,8 +196,11 @@ def search(target: str, kernel: ir.Kernel, pc: ProfileCase, current: Schedule, c
     history = [{"variant": current.variant(), "status": "validated", "time_s": current_s, "current": True,
                 **({"cached": True} if seen is not None else {})}]
     best, best_s = current, current_s
-    for sch in variants(target, current, budget, kernel, loops_for_products):
-        folder = scratch / f"{target}-level{sch.level}-block{sch.block}"
+    tried = 0
+    for sch in variants(target, current, 10**6, kernel, loops_for_products):
+        if tried == budget:
+            break
+        folder = scratch / f"{target}-{len(history)}-level{sch.level}-block{sch.block}"
         try:
             rendered = get_renderer(target, sch).render(kernel, sch)
         except Unsupported as err:
@@ -198,6 +209,7 @@ def search(target: str, kernel: ir.Kernel, pc: ProfileCase, current: Schedule, c
         if rendered.source == current_source:
             history.append({"variant": sch.variant(), "status": "skipped", "reason": "the same code as the current"})
             continue
+        tried += 1  # the budget counts variants with code of their own
         key = cache.key(rendered.source, device, pc.sizes)
         got = cache.get(key)
         if got is None:

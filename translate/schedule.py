@@ -74,9 +74,16 @@ class Schedule:
 
     level: int = 0
     block: int = 256
-    # Triton: a nest whose body loops over the contiguous dim of a row (softmax, norms, row
-    # sums) runs one program per row with tl.arange vectors over the row
+    # a nest whose body loops over the contiguous dim of a row (softmax, norms, row sums, a
+    # dot product down each matrix column) runs one program (Triton) or one warp (CUDA) per
+    # row, its lanes along the row
     row_programs: bool = True
+    # CUDA: threads of a block along the second loop of a 2-D or 3-D nest (blockDim.y); the
+    # block is block // block_rows wide, so a stencil's neighbouring rows share a block
+    block_rows: int = 1
+    # CUDA: a short parallel loop around a serial loop that accumulates into one element per
+    # thread (DGEMV 'N' after the interchange) splits the serial loop over blocks (atomicAdd)
+    split_serial: bool = True
     # the elementwise nest right after a matmul becomes the matmul kernel's epilogue
     fuse_epilogues: bool = True
     # a serial loop around one parallel loop that the analysis marked swappable runs as the
@@ -94,6 +101,9 @@ class Schedule:
     def variant(self) -> str:
         """The knobs the optimize step searches, in words (the report's ``variant``)."""
         return (f"{self.describe()}, block {self.block}" + ("" if self.interchange else ", no interchange")
+                + ("" if self.row_programs else ", a thread per row")
+                + ("" if self.split_serial else ", serial loops whole")
+                + ("" if self.block_rows == 1 else f" as {self.block // self.block_rows}x{self.block_rows}")
                 + ("" if self.contraction else ", products as loops"))
 
 

@@ -201,7 +201,7 @@ def build_reference(sources: list[Path], kernels: list[ir.Kernel], workdir: Path
     inc_files = sorted(str(f) + str(f.stat().st_mtime_ns) for i in include for f in Path(i).rglob("*") if f.is_file())
     key = _hash(wrap, *stubs.values(), *(str(s) + s.read_text(errors="replace") for s in sources),
                 *flags, *cpp, *inc_files, sys.version)
-    cache = Path(cache_dir or default_cache_dir()) / "reference"
+    cache = Path(cache_dir or default_cache_dir()).resolve() / "reference"
     final = cache / key
     module = f"ktref_{key}"
     if (final / "ok").exists():
@@ -363,7 +363,7 @@ def compile_cached(kind: str, cmd: list[str], text: str, cache_dir: Path | None,
     """Run ``cmd`` (``{out}``: the library to make) in a fresh folder holding ``files``,
     cached under ``<cache>/<kind>/<hash of text and cmd>/lib.so``."""
     key = _hash(kind, text, *cmd)
-    cache = Path(cache_dir or default_cache_dir()) / kind
+    cache = Path(cache_dir or default_cache_dir()).resolve() / kind  # absolute: the compiler runs elsewhere
     final = cache / key
     if (final / "lib.so").exists():
         return CandidateBuild(True, "built", "", final / "lib.so")

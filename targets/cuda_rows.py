@@ -1,0 +1,187 @@
+"""Row kernels of the CUDA target: a nest that ``targets.rows.row_nest`` accepts
+(one row per iteration of its parallel loops, inner loops along the row's
+contiguous dimension) runs ONE WARP per row. The lanes stride the inner loops,
+so neighbouring lanes read neighbouring elements (a thread per row would read
+``blockDim.x`` rows a whole row apart); reductions into private scalars are
+combined with warp shuffles after each inner loop, every lane then holding the
+row's value; stores outside the inner loops are made by lane 0 only.
+
+Used when ``Schedule.row_programs`` is on (the default; the search tries it
+off). First-max/min updates (``ArgUpdate``) and narrow-float reduction scalars
+keep the thread-per-row kernel."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from targets.base import CodeBuffer
+from targets.cstyle import cname
+from targets.rows import COMBINE_OPS, arg_update, loop_chain, reduction, row_nest
+from translate import ir
+from translate.ir import DType
+from translate.schedule import DeviceNest
+
+if TYPE_CHECKING:
+    from targets.cuda import CudaRenderer
+
+WARP_REDUCE = """// warp-wide reduction: every lane ends with op over the 32 lanes' values
+template <typename T, typename Op>
+__device__ T kt_warp_allreduce(T v, Op op) {
+    for (int offset = 16; offset > 0; offset /= 2) {
+        v = op(v, __shfl_xor_sync(0xffffffffu, v, offset));
+    }
+    return v;
+}"""
+
+_SHUFFLED = (DType.F32, DType.F64, DType.I32, DType.I64)
+_OPS = {"add": "KtSum", "max": "KtMax", "min": "KtMin"}
+
+
+def _inner_loops(nest: DeviceNest) -> list[ir.Loop]:
+    return [s for s in nest.body if isinstance(s, ir.Loop)]
+
+
+def warp_row_nest(r: CudaRenderer, nest: DeviceNest) -> bool:
+    """Whether ``nest`` runs as a warp-per-row kernel under the renderer's schedule."""
+    if not r.schedule.row_programs or not row_nest(nest, r.kernel):
+        return False
+    for lp in _inner_loops(nest):
+        for s in loop_chain(lp)[-1].body:
+            if arg_update(s) is not None:
+                return False
+            red = reduction(s) if isinstance(s, ir.Assign) else None
+            if red is not None and red[0] in COMBINE_OPS and isinstance(s.target, ir.Var):
+                if r.dtype_of(s.target.name, DType.F64) not in _SHUFFLED:
+                    return False
+    return True
+
+
+def has_reductions(nest: DeviceNest) -> bool:
+    return any(_accumulators(lp) for lp in _inner_loops(nest))
+
+
+def _accumulators(lp: ir.Loop) -> dict[str, str]:
+    """Reduction scalars of an inner loop (chain) and their operators, in order."""
+    out: dict[str, str] = {}
+    for s in loop_chain(lp)[-1].body:
+        red = reduction(s) if isinstance(s, ir.Assign) else None
+        if red is not None and isinstance(s.target, ir.Var):
+            out.setdefault(s.target.name, red[0])
+    return out
+
+
+def row_kernel(r: CudaRenderer, buf: CodeBuffer, nest: DeviceNest) -> None:
+    """The ``__global__`` kernel: a grid-stride loop over rows, one warp each."""
+    params = [f"const {r.ctype(r.dtype_of(s))} {r.var(s)}" for s in nest.scalars_in]
+    params += [f"const int {r.var(lp.var)}_trip" for lp in nest.loops]
+    params += [r.ptr(a, nest.body) for a in nest.arrays]
+    loops = ", ".join(lp.var for lp in nest.loops)
+    buf.line(f"// {nest.name}: row kernel for the nest at {r.where(nest.line)}: one warp per ({loops}), its lanes")
+    buf.line("// stride the inner loops along the contiguous dimension; reductions through warp shuffles")
+    with buf.block(r.signature(f"__global__ void {nest.name}", params)):
+        buf.lines(r.extents(nest.arrays))
+        for lp in nest.loops:
+            if not r.direct(lp):
+                buf.line(f"const int {r.var(lp.var)}_lo = {r.expr(lp.start)};")
+        trips = " * ".join(f"(long long){r.var(lp.var)}_trip" for lp in nest.loops)
+        buf.line(f"const long long rows = {trips};")
+        buf.line("const int lane = threadIdx.x % 32;")
+        buf.line("const long long warps = (long long)gridDim.x * (blockDim.x / 32);")
+        with buf.block("for (long long row = ((long long)blockIdx.x * blockDim.x + threadIdx.x) / 32; row < rows; "
+                       "row += warps)"):
+            rem = "row"
+            for pos, lp in enumerate(reversed(nest.loops)):  # the innermost loop varies fastest
+                trip = f"{r.var(lp.var)}_trip"
+                k = rem if pos == len(nest.loops) - 1 else f"{rem} % {trip}"
+                value = f"(int)({k})" if r.direct(lp) else r.offset(lp, f"(int)({k})")
+                buf.line(f"const {r.ctype(r.dtype_of(lp.var))} {r.var(lp.var)} = {value};")
+                if pos < len(nest.loops) - 1:
+                    buf.line(f"const long long rem{pos} = {rem} / {trip};")
+                    rem = f"rem{pos}"
+            _declare_privates(r, buf, nest)
+            for s in nest.body:
+                if isinstance(s, ir.Loop):
+                    _row_loop(r, buf, s)
+                elif isinstance(s, ir.Assign) and isinstance(s.target, ir.Load):
+                    with buf.block("if (lane == 0)"):
+                        r.stmt(buf, s)
+                else:
+                    r.stmt(buf, s)
+            r.declare_on_assign.clear()
+
+
+def _declare_privates(r: CudaRenderer, buf: CodeBuffer, nest: DeviceNest) -> None:
+    """Private scalars: declared by their first statement where that assigns them
+    outside the inner loops, else zero-initialised at the top of the row."""
+    inner_vars = {c.var for lp in _inner_loops(nest) for c in loop_chain(lp)}
+    r.declare_on_assign.clear()
+    for p in nest.private:
+        if p in inner_vars:
+            continue
+        first = next((s for s in nest.body if p in {n.name for n in ir.walk(s) if isinstance(n, ir.Var)}), None)
+        if (isinstance(first, ir.Assign) and isinstance(first.target, ir.Var) and first.target.name == p
+                and p not in {n.name for n in ir.walk(first.value) if isinstance(n, ir.Var)}):
+            r.declare_on_assign.add(p)
+        else:
+            dt = r.dtype_of(p, DType.F64)
+            buf.line(f"{r.ctype(dt)} {r.var(p)} = {r.zero(dt)};")
+
+
+def _row_loop(r: CudaRenderer, buf: CodeBuffer, lp: ir.Loop) -> None:
+    """One inner loop (or a perfect chain of them, flattened) strided over the lanes."""
+    chain = loop_chain(lp)
+    inner = chain[-1]
+    accs = _accumulators(lp)
+    if lp.line:
+        buf.line(f"// {r.where(lp.line)}")
+    for v in accs:
+        t = r.ctype(r.dtype_of(v, DType.F64))
+        buf.line(f"const {t} {r.var(v)}_before = {r.var(v)};")
+        buf.line(f"{r.var(v)} = {_identity(r, v, accs[v])};")
+    if len(chain) == 1:
+        name, t = r.var(inner.var), r.ctype(r.dtype_of(inner.var))
+        start = "lane" if inner.start == ir.Const(0, inner.start.dtype) else f"{r.expr(inner.start)} + lane"
+        header = f"for ({t} {name} = {start}; {name} < {r.expr(inner.stop)}; {name} += 32)"
+        with buf.block(header):
+            r.stmts(buf, inner.body)
+    else:
+        trips = [f"(long long)({r.expr(c.stop)} - ({r.expr(c.start)}))" for c in chain]
+        with buf.block("", opener="{"):
+            for c, t in zip(chain, trips, strict=True):
+                buf.line(f"const long long {r.var(c.var)}_n = {t} > 0 ? {t} : 0;")
+            total = " * ".join(f"{r.var(c.var)}_n" for c in chain)
+            with buf.block(f"for (long long flat = lane; flat < {total}; flat += 32)"):
+                rem = "flat"
+                for pos, c in enumerate(reversed(chain)):
+                    n = f"{r.var(c.var)}_n"
+                    k = rem if pos == len(chain) - 1 else f"{rem} % {n}"
+                    buf.line(f"const {r.ctype(r.dtype_of(c.var))} {r.var(c.var)} = {r.expr(c.start)} + ({k});")
+                    if pos < len(chain) - 1:
+                        buf.line(f"const long long flat{pos} = {rem} / {n};")
+                        rem = f"flat{pos}"
+                r.stmts(buf, inner.body)
+    for v, op in accs.items():
+        name, functor = r.var(v), _OPS[op]
+        buf.line(f"{name} = {functor}()({name}_before, kt_warp_allreduce({name}, {functor}()));")
+
+
+def _identity(r: CudaRenderer, name: str, op: str) -> str:
+    return r.identity(ir.Reduction(name, op, r.dtype_of(name, DType.F64)))
+
+
+def launch_row(r: CudaRenderer, buf: CodeBuffer, nest: DeviceNest) -> None:
+    """The launch: ``block_size / 32`` rows per block, a grid-stride loop for the rest."""
+    bs = r.block_size()
+    with buf.block("", opener="{"):
+        buf.line(f"// {nest.name} ({r.where(nest.line)}): one warp per row")
+        trips = [f"{r.var(lp.var)}_trip" for lp in nest.loops]
+        for lp, t in zip(nest.loops, trips, strict=True):
+            buf.line(f"const int {t} = {r.trip(lp)};")
+        with buf.block(f"if ({' && '.join(f'{t} > 0' for t in trips)})"):
+            rows = " * ".join(f"(long long){t}" for t in trips)
+            per = bs // 32
+            buf.line(f"const long long blocks = ({rows} + {per - 1}) / {per};")
+            buf.line(f"const dim3 grid((unsigned)(blocks < {r.MAX_GRID} ? blocks : {r.MAX_GRID}));")
+            args = [r.var(s) for s in nest.scalars_in] + trips + [cname(a) for a in nest.arrays]
+            buf.line(f"{nest.name}<<<grid, {bs}, 0, stream>>>({', '.join(args)});")
+            buf.line("KT_CUDA_CHECK(cudaGetLastError());")

@@ -1,0 +1,116 @@
+"""targets.cuda_split: a short parallel loop around a serial loop that accumulates into
+one element per thread (DGEMV 'N' after the interchange) splits the serial loop over
+blocks, each chunk's sum added atomically; anything else keeps the plain kernel."""
+
+from __future__ import annotations
+
+import ctypes
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from targets import cuda as cuda_target
+from targets.base import get_renderer
+from translate import ir
+from translate.analysis import analyze
+from translate.schedule import Schedule
+
+pytest.importorskip("fparser")
+
+from parsers.fortran import parse_source  # noqa: E402
+
+GEMV_N = """
+subroutine gemvn(m, n, alpha, a, x, y)
+  integer, intent(in) :: m, n
+  double precision, intent(in) :: alpha, a(m, n), x(n)
+  double precision, intent(inout) :: y(m)
+  double precision :: temp
+  integer :: i, j
+  do j = 1, n
+    temp = alpha*x(j)
+    do i = 1, m
+      y(i) = y(i) + temp*a(i, j)
+    end do
+  end do
+end subroutine
+"""
+
+# already a parallel loop around the serial one; {body} is the serial loop's body
+ROWS = """
+subroutine rowacc(m, n, a, y)
+  integer, intent(in) :: m, n
+  double precision, intent(in) :: a(m, n)
+  double precision, intent(inout) :: y(m)
+  integer :: i, j
+  do i = 1, m
+    do j = 1, n
+      {body}
+    end do
+  end do
+end subroutine
+"""
+
+
+def kernel(src: str) -> ir.Kernel:
+    (k,) = parse_source(src, "g.f90", fixed_form=False).kernels
+    assert isinstance(k, ir.Kernel), getattr(k, "reason", k)
+    return analyze(k)
+
+
+def cuda(k: ir.Kernel, sch: Schedule | None = None) -> str:
+    sch = sch or Schedule()
+    return get_renderer("cuda", sch).render(k, sch).source
+
+
+def test_gemv_n_splits_the_column_loop() -> None:
+    src = cuda(kernel(GEMV_N))
+    assert "the serial j loop split when i is short" in src
+    assert "part += temp * a[i + a_n0 * j];" in src and "atomicAdd(&y[i], part);" in src
+    assert "for (int j = first; j < last; ++j)" in src
+    plain = cuda(kernel(GEMV_N), Schedule(split_serial=False))
+    assert "atomicAdd" not in plain and "y[i] = y[i] + temp * a[i + a_n0 * j];" in plain
+
+
+@pytest.mark.parametrize(("why", "body"), [
+    ("a product, not a sum", "y(i) = y(i)*a(i, j)"),
+    ("the element read is not the one written", "y(i) = y(m + 1 - i) + a(i, j)"),
+])
+def test_not_split(why: str, body: str) -> None:
+    src = cuda(kernel(ROWS.format(body=body)))
+    assert "atomicAdd" not in src, why
+
+
+def test_split_sum_of_a_row() -> None:
+    src = cuda(kernel(ROWS.format(body="y(i) = y(i) + a(i, j)")))
+    assert "part += a[i + a_n0 * j];" in src
+
+
+def _has_gpu() -> bool:
+    smi = shutil.which("nvidia-smi")
+    return bool(smi) and subprocess.run([smi, "-L"], capture_output=True).returncode == 0
+
+
+@pytest.mark.slow
+@pytest.mark.gpu
+def test_split_numbers_on_gpu(tmp_path: Path) -> None:
+    """Short and long row counts (many chunks, one chunk) against numpy."""
+    if shutil.which("nvcc") is None or not _has_gpu():
+        pytest.skip("needs nvcc and a CUDA GPU")
+    rendered = get_renderer("cuda").render(kernel(GEMV_N))
+    rendered.write(tmp_path)
+    src = tmp_path / rendered.entry
+    lib = src.with_suffix(".so")
+    subprocess.run(cuda_target.compile_command(src, lib), check=True, capture_output=True)
+    f = ctypes.CDLL(str(lib)).kt_gemvn
+    i, d, p = ctypes.c_int, ctypes.c_double, ctypes.c_void_p
+    f.argtypes = [i, i, d, p, p, p]
+    rng = np.random.default_rng(3)
+    for m, n in ((40, 3000), (5000, 7), (1, 100)):
+        a = np.asfortranarray(rng.normal(size=(m, n)))
+        x, y = rng.normal(size=n), rng.normal(size=m)
+        want = y + 0.5 * a @ x
+        f(m, n, 0.5, a.ctypes.data, x.ctypes.data, y.ctypes.data)
+        np.testing.assert_allclose(y, want, rtol=1e-12, atol=1e-12)
