@@ -19,7 +19,7 @@ from targets.cmake import cuda_cmake
 from targets.cstyle import CStyleRenderer, cname
 from targets.cuda_matmul import cuda_matmul_source
 from targets.cuda_rows import WARP_REDUCE, has_reductions, launch_row, row_kernel, warp_row_nest
-from targets.cuda_split import launch_split, split_kernel, split_nest
+from targets.cuda_split import cuda_split, launch_split, split_kernel
 from targets.kokkos import abi_params
 from translate import ir
 from translate.ir import DType
@@ -168,7 +168,7 @@ class CudaRenderer(CStyleRenderer):
             if isinstance(seg, DeviceNest) and warp_row_nest(self, seg):
                 warp_reduces |= has_reductions(seg)
                 row_kernel(self, kernels, seg)
-            elif isinstance(seg, DeviceNest) and (split := split_nest(self, seg)) is not None:
+            elif isinstance(seg, DeviceNest) and (split := cuda_split(self, seg)) is not None:
                 split_kernel(self, kernels, seg, split)
             elif isinstance(seg, DeviceNest):
                 reduces |= bool(seg.reductions)
@@ -216,6 +216,10 @@ class CudaRenderer(CStyleRenderer):
         out.line("// grid size along one axis (grid-stride loops cover the rest)")
         out.line(f"inline unsigned kt_grid(int trip, int block) {{ const int g = (trip + block - 1) / block; "
                  f"return (unsigned)(g < {self.MAX_GRID} ? g : {self.MAX_GRID}); }}")
+        if reduces:
+            out.line("// blocks along a further axis of a reduction: up to 2048 in all (grid-stride loops do the rest)")
+            out.line("inline unsigned kt_fill(unsigned blocks, unsigned have) { const unsigned want = 2048 / have; "
+                     "return blocks < want ? blocks : (want > 0 ? want : 1); }")
         out.blank()
         out.line("// an element count from a shape expression (never negative)")
         out.line("inline size_t kt_extent(long long n) { return n > 0 ? (size_t)n : 0; }")
@@ -334,7 +338,7 @@ class CudaRenderer(CStyleRenderer):
         if warp_row_nest(self, seg):
             launch_row(self, buf, seg)
             return
-        if (split := split_nest(self, seg)) is not None:
+        if (split := cuda_split(self, seg)) is not None:
             launch_split(self, buf, seg, split)
             return
         order = [seg.loops[k] for k in fastest_first(seg, self.kernel)]
@@ -348,6 +352,15 @@ class CudaRenderer(CStyleRenderer):
                 rows = self.schedule.block_rows if len(trips) > 1 and bs % self.schedule.block_rows == 0 else 1
                 shape = [bs // rows] + ([rows] if rows > 1 else [])
                 dims = [f"kt_grid({t}, {n})" for t, n in zip(trips, shape + [1] * len(trips), strict=False)]
+                if seg.reductions and len(trips) > 1:
+                    # every block ends in one atomic per reduction: a few thousand blocks in all, the
+                    # outer loops strided, not one block per row (contention on the same addresses)
+                    buf.line(f"const unsigned gx = {dims[0]};")
+                    have = "gx"
+                    for k in range(1, len(trips)):
+                        buf.line(f"const unsigned g{_AXES[k]} = kt_fill({dims[k]}, {have});")
+                        have += f" * g{_AXES[k]}"
+                    dims = ["gx"] + [f"g{_AXES[k]}" for k in range(1, len(trips))]
                 buf.line(f"const dim3 block({', '.join(map(str, shape))});")
                 buf.line(f"const dim3 grid({', '.join(dims)});")
                 args = [self.var(s) for s in seg.scalars_in] + trips + [cname(a) for a in seg.arrays]

@@ -165,8 +165,17 @@ def _row_loop(r: CudaRenderer, buf: CodeBuffer, lp: ir.Loop) -> None:
         buf.line(f"{name} = {functor}()({name}_before, kt_warp_allreduce({name}, {functor}()));")
 
 
+_LIMITS = {DType.I32: ("INT_MIN", "INT_MAX"), DType.I64: ("LLONG_MIN", "LLONG_MAX")}
+
+
 def _identity(r: CudaRenderer, name: str, op: str) -> str:
-    return r.identity(ir.Reduction(name, op, r.dtype_of(name, DType.F64)))
+    """The operator's identity as device code (``std::numeric_limits`` is host-only there)."""
+    dt = r.dtype_of(name, DType.F64)
+    if op == "add":
+        return r.literal(0, dt)
+    if dt.is_float:
+        return f"({r.ctype(dt)})({'-' if op == 'max' else ''}INFINITY)"
+    return _LIMITS[dt][0 if op == "max" else 1]
 
 
 def launch_row(r: CudaRenderer, buf: CodeBuffer, nest: DeviceNest) -> None:

@@ -13,6 +13,7 @@ the host with the variable's previous value."""
 from __future__ import annotations
 
 from targets.base import Capabilities, Rendered, Renderer, register
+from targets.splits import FILL_THREADS, MIN_CHUNK, split_nest
 from targets.triton_expr import TORCH_DTYPE, HostExpr, UnsupportedExpr, py_name
 from targets.triton_extern import (
     LIBRARY_NOTE,
@@ -250,7 +251,9 @@ class _ModuleWriter:
                 with out.block(f"for {py_name(seg.var)} in {self.host_range(seg.start, seg.stop, seg.step)}:"):
                     self.segs(seg.body)
             elif isinstance(seg, (DeviceNest, DeviceSerial)):
-                emitter = NestEmitter(self.kernel, seg) if isinstance(seg, DeviceNest) else \
+                split = split_nest(seg, self.kernel) if isinstance(seg, DeviceNest) and \
+                    self.schedule.split_serial else None
+                emitter = NestEmitter(self.kernel, seg, split) if isinstance(seg, DeviceNest) else \
                     SerialEmitter(self.kernel, seg)
                 text, launch = emitter.emit()
                 self.device_helpers |= emitter.dev.helpers
@@ -340,8 +343,15 @@ class _ModuleWriter:
             for name, lp in launch.trips:
                 out(f"{name} = {self.host_trip(lp)}")
             total = " * ".join(name for name, _ in launch.trips)
+            if launch.split is not None:  # targets.splits: enough chunks to fill the GPU
+                sname, slp = launch.split
+                out(f"{sname} = {self.host_trip(slp)}")
+                out(f"chunks = max(1, min({FILL_THREADS} // max(1, {total}), {sname} // {MIN_CHUNK}))")
+                out(f"chunk = max(1, triton.cdiv({sname}, chunks))")
+                args.append(sname)
             with out.block(f"if {total} > 0:"):
-                out(f"grid = (triton.cdiv({total}, block),)")
+                out(f"grid = (triton.cdiv({total}, block),"
+                    + (f" max(1, triton.cdiv({launch.split[0]}, chunk)))" if launch.split is not None else ")"))
                 for r in launch.partials:
                     part = f"{py_name(r.var)}_part"
                     out(f"{part} = torch.empty(grid[0], dtype={TORCH_DTYPE[r.dtype]}, device=dev)")
@@ -349,7 +359,8 @@ class _ModuleWriter:
                 if launch.f64:
                     out(f"fargs = torch.tensor([{', '.join(launch.f64)}], dtype=torch.float64, device=dev)")
                     args.append("fargs")
-                out(f"{launch.kernel}[grid]({', '.join(args + ['BLOCK=block'])})")
+                chunk = ["CHUNK=chunk"] if launch.split is not None else []
+                out(f"{launch.kernel}[grid]({', '.join(args + chunk + ['BLOCK=block'])})")
                 for r in launch.partials:
                     v = py_name(r.var)
                     out(_COMBINE[r.op].format(v=v, p=f"{v}_part"))

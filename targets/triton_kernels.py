@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
+from targets.splits import Split
 from targets.triton_expr import (
     TL_DTYPE,
     TORCH_DTYPE,
@@ -22,6 +23,7 @@ from targets.triton_expr import (
 )
 from translate import ir
 from translate.schedule import DeviceNest, DeviceSerial, fastest_first
+from translate.simplify import const_int, simplify
 
 
 class Lines:
@@ -61,6 +63,7 @@ class Launch:
     partials: list[ir.Reduction] = field(default_factory=list)
     outs: list[tuple[str, ir.DType]] = field(default_factory=list)  # serial scalars copied back
     nest: bool = True
+    split: tuple[str, ir.Loop] | None = None  # (trip name, loop) of a serial loop cut into chunks (grid axis 1)
 
 
 IDENTITY = {"add": 0, "mul": 1, "max": "-inf", "min": "inf"}
@@ -174,9 +177,10 @@ class _Emitter:
 class NestEmitter(_Emitter):
     """A ``DeviceNest`` as a BLOCK-sized 1-D tile over the collapsed loops."""
 
-    def __init__(self, kernel: ir.Kernel, nest: DeviceNest) -> None:
+    def __init__(self, kernel: ir.Kernel, nest: DeviceNest, split: Split | None = None) -> None:
         super().__init__(kernel)
         self.nest = nest
+        self.split = split  # targets.splits: the serial loop in chunks along grid axis 1
         self.dev.mask = "mask"
         self.vector = self.dev.vector
         self.vector |= {lp.var for lp in nest.loops} | set(nest.private) | {r.var for r in nest.reductions}
@@ -191,8 +195,13 @@ class NestEmitter(_Emitter):
         self.add_scalars(nest.scalars_in)
         trips = [(f"{py_name(lp.var)}_trip", lp) for lp in nest.loops]
         extra = [t for t, _ in trips] + [f"{py_name(r.var)}_part" for r in nest.reductions]
+        split = (f"{py_name(self.split.loop.var)}_trip", self.split.loop) if self.split else None
+        if split:
+            extra.append(split[0])
         if self.f64:
             extra.append("fargs")
+        if split:
+            extra.append("CHUNK")
         extra.append("BLOCK: tl.constexpr")
         body = Lines()
         body.level = 1
@@ -207,8 +216,11 @@ class NestEmitter(_Emitter):
             body(f"{py_name(name)} = tl.zeros([BLOCK], {dev_dtype(self.var_dtype(name))})")
         for r in nest.reductions:
             body(f"{py_name(r.var)} = tl.full([BLOCK], {identity(r.op, r.dtype)}, {dev_dtype(r.dtype)})")
-        for s in nest.body:
-            self.stmt(s, "mask")
+        if self.split is not None:
+            self.split_loop(self.split)
+        else:
+            for s in nest.body:
+                self.stmt(s, "mask")
         for r in nest.reductions:
             if r.op not in REDUCE:
                 raise UnsupportedExpr(r, f"reduction operator '{r.op}'")
@@ -229,8 +241,34 @@ class NestEmitter(_Emitter):
         for p in self.prologue:
             head(p)
         launch = Launch(nest.name, self.launch_args + [t for t, _ in trips], self.f64, trips,
-                        list(nest.reductions))
+                        list(nest.reductions), split=split)
         return head.text() + body.text(), launch
+
+    def split_loop(self, split: Split) -> None:
+        """The serial loop's chunk ``program_id(1)``: the contributions summed in a
+        register tile, then added to the element with one ``tl.atomic_add``."""
+        body, lp = self.out, split.loop
+        target = split.store.target
+        assert isinstance(target, ir.Load)
+        dt = self.kernel.param(target.array).dtype
+        var = py_name(lp.var)
+        body(f"part = tl.zeros([BLOCK], {dev_dtype(dt)})")
+        body("first = tl.program_id(1).to(tl.int64) * CHUNK")
+        body(f"last = tl.minimum(first + CHUNK, {var}_trip)")
+        start, step = fold(lp.start), fold(lp.step)
+        direct = start == ir.Const(0, start.dtype) and step == ir.Const(1, step.dtype)
+        self.vector.discard(lp.var)
+        with body.block(f"for {var if direct else var + '_k'} in range(first, last):"):
+            if not direct:
+                body(f"{var} = {self.dev.typed(start, ir.DType.I64)} + {self.dev.typed(step, ir.DType.I64)} * {var}_k")
+            for s in lp.body:
+                if s is split.store:
+                    self.dev.mask = "mask"
+                    body(f"part += {self.value(split.addend, dt, '[BLOCK]')}")
+                else:
+                    self.stmt(s, "mask")
+        self.dev.mask = "mask"
+        body(f"tl.atomic_add({self.dev.pointer(target.array, target.index)}, part, mask=mask)")
 
     def decompose(self, order: tuple[int, ...], trips: list[tuple[str, ir.Loop]]) -> None:
         body = self.out
@@ -324,6 +362,14 @@ class NestEmitter(_Emitter):
             return
         trip, index = self.trip_text(lp)
         k = f"{var}_k"
+        fixed = _fixed_trip(lp)
+        if header_vector and fixed is not None:  # lane-dependent bounds, the same count in every lane
+            loop = f"tl.static_range({fixed})" if fixed <= 8 else f"range(0, {fixed})"
+            with body.block(f"for {k} in {loop}:"):
+                body(f"{var} = {index.format(k=k)}")
+                for s in lp.body:
+                    self.stmt(s, mask)
+            return
         if header_vector:
             tv = f"{var}_trips"
             body(f"{tv} = {trip}")
@@ -338,6 +384,17 @@ class NestEmitter(_Emitter):
                 body(f"{inner} = {mask} & ({k} < {tv})")
             for s in lp.body:
                 self.stmt(s, inner)
+
+
+def _fixed_trip(lp: ir.Loop) -> int | None:
+    """The loop's trip count when it is a constant although its bounds are not
+    (``do kv = k, k + 1``), else None."""
+    step = fold(lp.step)
+    diff = const_int(simplify(ir.BinOp("sub", lp.stop, lp.start, lp.start.dtype)))
+    if not isinstance(step, ir.Const) or diff is None or not int(step.value):
+        return None
+    s = int(step.value)
+    return max(0, (diff + s - 1) // s if s > 0 else (-diff - s - 1) // -s)
 
 
 class SerialEmitter(_Emitter):

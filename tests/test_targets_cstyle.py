@@ -267,6 +267,31 @@ def test_cuda_row_kernel_text() -> None:
     assert "row kernel" not in plain and "kt_warp_allreduce" not in plain
 
 
+def test_cuda_2d_reduction_grid_is_capped() -> None:
+    """A 2-D reduction ends every block with an atomic on the same address: the launch
+    keeps to about 2048 blocks (the outer loop grid-strided), not one block per row."""
+    from parsers.fortran import parse_source
+    from translate.analysis import analyze
+
+    src = """
+subroutine total(n, m, a, s)
+  integer, intent(in) :: n, m
+  double precision, intent(in) :: a(n, m)
+  double precision, intent(out) :: s
+  integer :: i, j
+  s = 0.0d0
+  do j = 1, m
+    do i = 1, n
+      s = s + a(i, j)
+    end do
+  end do
+end subroutine
+"""
+    (k,) = parse_source(src, "t.f90").kernels
+    cu = get_renderer("cuda").render(analyze(k)).source
+    assert "const unsigned gy = kt_fill(kt_grid(j_trip, 1), gx);" in cu and "const dim3 grid(gx, gy);" in cu
+
+
 def test_cuda_2d_block_text() -> None:
     """``block_rows`` shapes the blocks of 2-D and 3-D nests only; 1-D nests keep one row."""
     sch = Schedule(block=256, block_rows=8)

@@ -131,7 +131,7 @@ def variants(target: str, current: Schedule, budget: int, kernel: ir.Kernel | No
     """Schedules to try, the current one excluded, at most ``budget``: matrix products as
     loops where a product was recognised, the source loop order where the analysis found
     an interchange, rows the other way (a program or warp per row, or a thread per row) on
-    the GPU targets, whole serial loops and 2-D blocks (CUDA), then loop levels and block
+    the GPU targets, whole serial loops, 2-D blocks (CUDA), then loop levels and block
     sizes. ``loops_for_products=False`` leaves out the loop form of a product (hours at
     sizes that fill a GPU)."""
     out = []
@@ -142,8 +142,8 @@ def variants(target: str, current: Schedule, budget: int, kernel: ir.Kernel | No
     # the same code as the current when the kernel has no row nest or no 2-D nest: skipped unmeasured
     if target in ("cuda", "triton"):
         out.append(replace(current, row_programs=not current.row_programs))
-    if target == "cuda":
         out.append(replace(current, split_serial=not current.split_serial))
+    if target == "cuda":
         out += [replace(current, block_rows=r) for r in (8, 4) if r != current.block_rows]
     out += [replace(current, level=lv, block=b) for lv in LEVELS.get(target, (0,)) for b in BLOCKS.get(target, (256,))]
     return [s for s in out if s != current][:budget]

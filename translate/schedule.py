@@ -81,8 +81,8 @@ class Schedule:
     # CUDA: threads of a block along the second loop of a 2-D or 3-D nest (blockDim.y); the
     # block is block // block_rows wide, so a stencil's neighbouring rows share a block
     block_rows: int = 1
-    # CUDA: a short parallel loop around a serial loop that accumulates into one element per
-    # thread (DGEMV 'N' after the interchange) splits the serial loop over blocks (atomicAdd)
+    # a short parallel loop around a serial loop that accumulates into one element per thread
+    # (DGEMV 'N' after the interchange) splits the serial loop over blocks, adding atomically
     split_serial: bool = True
     # the elementwise nest right after a matmul becomes the matmul kernel's epilogue
     fuse_epilogues: bool = True
