@@ -6,7 +6,8 @@ Two steps, because the GPU machine has no gfortran and no Fortran frontend::
     # here (gfortran, f2py, Kokkos): scale each validated region's sizes until it moves
     # --bytes (default 2 GB, many times an H200's 60 MB L2), time the f2py reference and
     # Kokkos (Serial) on this CPU, and write one plan file per region
-    python benchmarks/region_bench.py plan PLAN_DIR [--project .] [--workflow W ...] [--bytes 2e9]
+    python benchmarks/region_bench.py plan PLAN_DIR [--project .] [--workflow W ...] [--region R ...]
+                                          [--value NAME=V ...] [--bytes 2e9]
 
     # on the GPU (torch, triton, nvcc): the same cases, CUDA and Triton timed with CUDA
     # events (L2 flushed, median), rates against `translate doctor --measure`'s ceilings
@@ -111,6 +112,7 @@ def plan(args: argparse.Namespace) -> int:
     out = Path(args.plan_dir)
     out.mkdir(parents=True, exist_ok=True)
     rows = []
+    pinned = dict(v.split("=", 1) for v in args.value)
     for wname, wf in cfg.workflows.items():
         if wf.language != "fortran" or (args.workflow and wname not in args.workflow):
             continue
@@ -123,6 +125,8 @@ def plan(args: argparse.Namespace) -> int:
         ref_build = run.reference_build()
         for region in doc.get("regions", []):
             name = region["name"]
+            if args.region and name not in args.region:
+                continue
             ok = [t for t in ("cuda", "triton") if region.get("targets", {}).get(t, {}).get("status")
                   in ("validated", "compiled")]
             if not ok:
@@ -130,12 +134,15 @@ def plan(args: argparse.Namespace) -> int:
             kernel = run.analysed(name)  # as the renderers see it (a GPU-side search re-renders)
             rc = wf.region(name)
             values = {k: (v[0] if isinstance(v, list) else v) for k, v in rc.values.items()}
+            override = {k: type(values[k])(v) for k, v in pinned.items() if k in values}
+            values.update(override)
+            label = name + "".join(f"[{k}={v}]" for k, v in override.items())
             sizes, w = scale_to(kernel, dict(rc.sizes), values, dict(rc.inputs), args.bytes, wf.root)
-            print(f"{wname}/{name}: sizes {sizes}: {w.bytes / 1e9:.2f} GB, {w.flops / 1e9:.2f} GFLOP",
+            print(f"{wname}/{label}: sizes {sizes}: {w.bytes / 1e9:.2f} GB, {w.flops / 1e9:.2f} GFLOP",
                   file=sys.stderr, flush=True)
             if w.bytes == 0:
                 continue
-            entry: dict[str, Any] = {"workflow": wname, "region": name, "sizes": sizes, "values": values,
+            entry: dict[str, Any] = {"workflow": wname, "region": label, "sizes": sizes, "values": values,
                                      "inputs": dict(rc.inputs), "root": str(wf.root), "bytes": w.bytes,
                                      "flops": w.flops, "estimate": w.estimate, "targets": ok,
                                      "files": {t: str(wf.output_dir / t) for t in ok},
@@ -156,7 +163,8 @@ def plan(args: argparse.Namespace) -> int:
                 t = time_shim(kb.artifact, kernel, sig, case.scalars, {k: v.copy() for k, v in case.arrays.items()})
                 entry["kokkos_cpu_time_s"] = t.median_s * factor
             del case
-            (out / f"{wname}__{name}.pkl").write_bytes(pickle.dumps({"kernel": kernel, **entry}))
+            suffix = "".join(f"__{k}-{v}" for k, v in override.items())
+            (out / f"{wname}__{name}{suffix}.pkl").write_bytes(pickle.dumps({"kernel": kernel, **entry}))
             rows.append(entry)
     print(_cpu_table(rows))
     return 0
@@ -427,6 +435,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("plan_dir")
     p.add_argument("--project", default=".")
     p.add_argument("--workflow", action="append", default=[])
+    p.add_argument("--region", action="append", default=[], help="only these regions (repeatable)")
+    p.add_argument("--value", action="append", default=[],
+                   help="NAME=V: this value instead of the first one the workflow lists; the region is "
+                        "labelled REGION[NAME=V] (repeatable), e.g. --value trans=T")
     p.add_argument("--bytes", type=float, default=2e9, help="compulsory bytes each region should move")
     p.add_argument("--max-ref-s", type=float, default=2.0, help="time the reference smaller when slower")
     g = sub.add_parser("gpu", help="on the GPU: time CUDA and Triton on the planned cases")
