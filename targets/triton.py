@@ -346,7 +346,8 @@ class _ModuleWriter:
             if launch.split is not None:  # targets.splits: enough chunks to fill the GPU
                 sname, slp = launch.split
                 out(f"{sname} = {self.host_trip(slp)}")
-                out(f"chunks = max(1, min({FILL_THREADS} // max(1, {total}), {sname} // {MIN_CHUNK}))")
+                # a BLOCK-wide program runs on BLOCK / 2 threads (4 warps at 256): twice the chunks of CUDA
+                out(f"chunks = max(1, min({2 * FILL_THREADS} // max(1, {total}), {sname} // {MIN_CHUNK}))")
                 out(f"chunk = max(1, triton.cdiv({sname}, chunks))")
                 args.append(sname)
             with out.block(f"if {total} > 0:"):

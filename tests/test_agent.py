@@ -218,3 +218,71 @@ def test_optimizer_answers_are_gated_and_timed(tmp_path: Path, server: ScriptedL
     reasons = [a["reason"] for a in region["attempts"] if a.get("role") == "optimizer"]
     assert reasons[0].startswith("timing-trick") and reasons[1].startswith("not faster")
     assert (tmp_path / "out" / "search" / "kokkos" / "mmlike_kokkos.cpp").read_text() == generated
+
+
+VADD = """      SUBROUTINE VADD(N, A, X, Y)
+      INTEGER N
+      DOUBLE PRECISION A, X(N), Y(N)
+      INTEGER I
+      DO 10 I = 1, N
+         Y(I) = Y(I) + A*X(I)
+   10 CONTINUE
+      END
+"""
+
+
+@pytest.mark.slow
+def test_fixer_repairs_a_compiler_translation_that_failed(tmp_path: Path, server: ScriptedLLMServer,
+                                                          api_key: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The compiler's Triton kernel is broken on purpose (a planted sign error at every schedule
+    level): validation fails, the fixer gets the file and the mismatch, a cheating answer is
+    rejected, the repaired file validates and is kept, and the report says the agent fixed it."""
+    from dataclasses import replace
+
+    from targets.triton import TritonRenderer
+
+    render = TritonRenderer.render
+
+    def broken(self: TritonRenderer, kernel: object, schedule: object = None) -> object:
+        out = render(self, kernel, schedule)  # type: ignore[arg-type]
+        return replace(out, files={p: t.replace("(a * tl.load(x", "(-a * tl.load(x") for p, t in out.files.items()})
+
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "vadd.f").write_text(VADD)
+    monkeypatch.setattr(TritonRenderer, "render", broken)
+
+    def run(agent: str) -> dict:
+        (tmp_path / "workflows.yaml").write_text(f"""workflows:
+  search:
+    language: fortran
+    sources: [src/vadd.f]
+    targets: [triton]
+    sizes: {{n: 100}}
+    validate: {{trials: 2}}
+    agent: {agent}
+    output: out/search
+""")
+        run_workflow(tmp_path, load(tmp_path).workflows["search"], None, resume=False)
+        report = json.loads((tmp_path / "out" / "search" / "report.json").read_text())
+        return next(r for r in report["regions"] if r["name"] == "vadd")
+
+    path = tmp_path / "out" / "search" / "triton" / "vadd_triton.py"
+    region = run("{provider: none}")
+    assert region["targets"]["triton"]["status"] == "failed"  # the planted error is caught
+    wrong = path.read_text()
+    assert "(-a * tl.load(x" in wrong
+    fixed = wrong.replace("(-a * tl.load(x", "(a * tl.load(x")
+    cheat = fixed.replace("def vadd(", "import time\n\n\ndef vadd(")
+    cheat = cheat.replace('    """', '    time.sleep(0)\n    """', 1)
+    server.add(f"```python\n{cheat}\n```", f"```python\n{fixed}\n```")
+    region = run(f"{{provider: openai, model: scripted, base_url: '{server.base_url}', api_key_env: {KEY_ENV}, "
+                 "attempts: {coder: 0, fixer: 2, optimizer: 0}}")
+    assert region["targets"]["triton"]["status"] == "validated"
+    assert "fixed by the LLM agent" in region["targets"]["triton"]["schedule"]
+    agent = [a for a in region["attempts"] if a.get("role")]  # the compiler's schedule levels come first
+    assert [(a["role"], a["status"]) for a in agent] == [("fixer", "rejected"), ("fixer", "validated")]
+    assert agent[0]["reason"].startswith("timing-trick")
+    first = server.requests[0]["messages"][-1]["content"]
+    assert "(-a * tl.load(x" in first  # the failed file went to the fixer, with why it failed
+    assert "mismatch" in first.lower() or "error" in first.lower()
+    assert path.read_text().strip() == fixed.strip()
