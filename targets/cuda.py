@@ -286,10 +286,19 @@ class CudaRenderer(CStyleRenderer):
                 if lp.var in k_names:
                     buf.line(f"const int {self.var(lp.var)}_lo = {self.expr(lp.start)};")
             depth = 0
+            march = self.march(seg)
             for axis, lp in reversed(list(zip(_AXES, order, strict=False))):
-                k = k_names.get(lp.var, self.var(lp.var))
+                k, trip = k_names.get(lp.var, self.var(lp.var)), f"{self.var(lp.var)}_trip"
+                if axis == "z" and march > 1:  # runs of `march` consecutive planes per thread
+                    buf.line(f"for (int run = blockIdx.z; run * {march} < {trip}; run += gridDim.z) {{")
+                    buf.level += 1
+                    buf.line(f"const int run_end = {trip} - run * {march} < {march} ? {trip} : (run + 1) * {march};")
+                    buf.line(f"for (int {k} = run * {march}; {k} < run_end; ++{k}) {{")
+                    buf.level += 1
+                    depth += 2
+                    continue
                 buf.line(f"for (int {k} = blockIdx.{axis} * blockDim.{axis} + threadIdx.{axis}; "
-                         f"{k} < {self.var(lp.var)}_trip; {k} += gridDim.{axis} * blockDim.{axis}) {{")
+                         f"{k} < {trip}; {k} += gridDim.{axis} * blockDim.{axis}) {{")
                 buf.level += 1
                 depth += 1
             buf.lines(self.loop_var_lines(seg, k_names))
@@ -302,6 +311,11 @@ class CudaRenderer(CStyleRenderer):
                 buf.line(f"{v} = kt_block_reduce({v}, {op}(), {v}_identity);")
                 with buf.block("if (threadIdx.x == 0)"):
                     buf.line(f"kt_atomic_combine({v}_acc, {v}, {op}());")
+
+    def march(self, seg: DeviceNest) -> int:
+        """Consecutive iterations of a 3-D nest's outermost loop one thread walks
+        (``Schedule.march``; 1: one each, grid-strided)."""
+        return self.schedule.march if len(seg.loops) == 3 and not seg.reductions else 1
 
     def serial_kernel(self, buf: CodeBuffer, seg: DeviceSerial) -> None:
         writes = set().union(*(scalar_writes(s) for s in seg.stmts)) if seg.stmts else set()
@@ -352,6 +366,9 @@ class CudaRenderer(CStyleRenderer):
                 rows = self.schedule.block_rows if len(trips) > 1 and bs % self.schedule.block_rows == 0 else 1
                 shape = [bs // rows] + ([rows] if rows > 1 else [])
                 dims = [f"kt_grid({t}, {n})" for t, n in zip(trips, shape + [1] * len(trips), strict=False)]
+                if self.march(seg) > 1:
+                    m = self.march(seg)
+                    dims[2] = f"kt_grid(({trips[2]} + {m - 1}) / {m}, 1)"
                 if seg.reductions and len(trips) > 1:
                     # every block ends in one atomic per reduction: a few thousand blocks in all, the
                     # outer loops strided, not one block per row (contention on the same addresses)

@@ -49,10 +49,11 @@ def profile_case(k: ir.Kernel) -> opt.ProfileCase:
 def test_variants_exclude_the_current_schedule_and_respect_the_budget() -> None:
     cur = Schedule(level=0, block=256)
     got = opt.variants("cuda", cur, 100)
-    # rows the other way, whole serial loops, 2-D blocks 32x8 and 64x4, then levels x blocks
-    assert cur not in got and len(got) == 4 + 2 * 4 - 1
-    assert got[:4] == [Schedule(row_programs=False), Schedule(split_serial=False), Schedule(block_rows=8),
-                       Schedule(block_rows=4)]
+    # rows the other way, whole serial loops, 2-D blocks 32x8 and 64x4, 32x8 marching 8 planes,
+    # then levels x blocks
+    assert cur not in got and len(got) == 5 + 2 * 4 - 1
+    assert got[:5] == [Schedule(row_programs=False), Schedule(split_serial=False), Schedule(block_rows=8),
+                       Schedule(block_rows=4), Schedule(block_rows=8, march=8)]
     assert [(s.level, s.block) for s in opt.variants("kokkos", cur, 1)] == [(1, 256)]
 
 

@@ -79,10 +79,12 @@ def cuda_libs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 @pytest.fixture(scope="module")
 def cuda_libs_2d(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """The 2-D and 3-D nests with 32 x 8 thread blocks (``Schedule.block_rows``)."""
+    """The 2-D and 3-D nests with 32 x 8 thread blocks (``Schedule.block_rows``), the 3-D one
+    walking runs of 3 planes per thread (``Schedule.march``; runs cut short at the end)."""
     if not HAVE_NVCC:
         pytest.skip("nvcc not found")
-    return _build("cuda", tmp_path_factory.mktemp("cuda2d"), Schedule(block_rows=8), (hk.stencil, hk.axpy3d))
+    return _build("cuda", tmp_path_factory.mktemp("cuda2d"), Schedule(block_rows=8, march=3),
+                  (hk.stencil, hk.axpy3d))
 
 
 # ------------------------------------------------------------ numeric cases
@@ -301,6 +303,11 @@ def test_cuda_2d_block_text() -> None:
     flat = get_renderer("cuda", sch).render(hk.daxpy(), sch).source
     assert "const dim3 block(256);" in flat
     assert sch.variant() == "as analysed, block 256 as 32x8"
+    marching = Schedule(block=256, block_rows=8, march=4)
+    src = get_renderer("cuda", marching).render(hk.axpy3d(), marching).source
+    assert "for (int run = blockIdx.z; run * 4 < k_trip; run += gridDim.z) {" in src
+    assert "kt_grid((k_trip + 3) / 4, 1)" in src
+    assert "for (int run" not in get_renderer("cuda", marching).render(hk.stencil(), marching).source  # 2-D
 
 
 def test_kokkos_text() -> None:

@@ -145,6 +145,8 @@ def variants(target: str, current: Schedule, budget: int, kernel: ir.Kernel | No
         out.append(replace(current, split_serial=not current.split_serial))
     if target == "cuda":
         out += [replace(current, block_rows=r) for r in (8, 4) if r != current.block_rows]
+        if current.march == 1:  # 3-D nests only (elsewhere the same code)
+            out.append(replace(current, block_rows=8, march=8))
     out += [replace(current, level=lv, block=b) for lv in LEVELS.get(target, (0,)) for b in BLOCKS.get(target, (256,))]
     return [s for s in out if s != current][:budget]
 

@@ -81,6 +81,9 @@ class Schedule:
     # CUDA: threads of a block along the second loop of a 2-D or 3-D nest (blockDim.y); the
     # block is block // block_rows wide, so a stencil's neighbouring rows share a block
     block_rows: int = 1
+    # CUDA: each thread walks this many consecutive iterations of a 3-D nest's outermost loop
+    # (a stencil's neighbouring planes then come from the L1 cache); 1: one iteration each
+    march: int = 1
     # a short parallel loop around a serial loop that accumulates into one element per thread
     # (DGEMV 'N' after the interchange) splits the serial loop over blocks, adding atomically
     split_serial: bool = True
@@ -104,6 +107,7 @@ class Schedule:
                 + ("" if self.row_programs else ", a thread per row")
                 + ("" if self.split_serial else ", serial loops whole")
                 + ("" if self.block_rows == 1 else f" as {self.block // self.block_rows}x{self.block_rows}")
+                + ("" if self.march == 1 else f", {self.march} planes per thread")
                 + ("" if self.contraction else ", products as loops"))
 
 
