@@ -1,7 +1,8 @@
 """Kokkos C++ target: ``kokkos/NAME_kokkos.cpp`` with the kernel API
 ``NAME_kokkos(...)`` (LayoutLeft/LayoutRight Views in the default memory
 space, ``parallel_for`` / ``parallel_reduce`` over ``RangePolicy`` or
-``MDRangePolicy``) and the C ABI shim ``kt_NAME``. Written against the API
+``MDRangePolicy``; a team per row for row nests, ``targets.kokkos_rows``) and the C ABI
+shim ``kt_NAME``. Written against the API
 common to Kokkos 3.4 and 4.x (no ``Kokkos::Experimental`` names)."""
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from targets.base import Capabilities, CodeBuffer, Rendered, register, shim_symb
 from targets.c_extern import conv_unsupported, kokkos_matmul_function
 from targets.cmake import kokkos_cmake
 from targets.cstyle import CStyleRenderer, cname
+from targets.kokkos_rows import team_function, team_row_nest
 from translate import ir
 from translate.ir import DType
 from translate.schedule import (
@@ -81,7 +83,9 @@ class KokkosRenderer(CStyleRenderer):
         body = CodeBuffer(self.INDENT)
         for seg in device_segments(segs):
             body.blank()
-            if isinstance(seg, DeviceNest):
+            if isinstance(seg, DeviceNest) and team_row_nest(self, seg):
+                team_function(self, body, seg)
+            elif isinstance(seg, DeviceNest):
                 self.nest_function(body, seg)
             else:
                 self.serial_function(body, seg)

@@ -54,7 +54,7 @@ def test_variants_exclude_the_current_schedule_and_respect_the_budget() -> None:
     assert cur not in got and len(got) == 5 + 2 * 4 - 1
     assert got[:5] == [Schedule(row_programs=False), Schedule(split_serial=False), Schedule(block_rows=8),
                        Schedule(block_rows=4), Schedule(block_rows=8, march=8)]
-    assert [(s.level, s.block) for s in opt.variants("kokkos", cur, 1)] == [(1, 256)]
+    assert opt.variants("kokkos", cur, 2) == [Schedule(row_programs=False), Schedule(level=1)]
 
 
 def test_search_times_only_validated_variants_and_caches(tmp_path: Path) -> None:
@@ -126,8 +126,8 @@ def test_run_profiles_and_searches_through_the_graph(tmp_path: Path, monkeypatch
     assert kk["work_flops"] == 398 * 298 * 4 and kk["work_bytes"] == 2 * 400 * 300 * 8
     assert kk["gbps"] == pytest.approx(kk["work_bytes"] / kk["time_s"] / 1e9)
     assert 0 < kk["fraction_of_peak"] and kk["profile_sizes"] == {"n": 400, "m": 300}
-    assert [h["variant"] for h in kk["search"]][:2] == ["as analysed, block 256",
-                                                        "outermost loop parallel only, block 256"]
+    tried = [h["variant"] for h in kk["search"] if h["status"] != "skipped"]  # skipped: the same code
+    assert tried[:2] == ["as analysed, block 256", "outermost loop parallel only, block 256"]
     assert all(h["status"] in ("validated", "skipped") for h in kk["search"])
     assert "time_s" not in region["targets"]["triton"]  # the interpreter is not timed
     md = (out / "report.md").read_text()

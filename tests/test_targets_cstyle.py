@@ -269,6 +269,18 @@ def test_cuda_row_kernel_text() -> None:
     assert "row kernel" not in plain and "kt_warp_allreduce" not in plain
 
 
+def test_kokkos_team_per_row_text() -> None:
+    """Kokkos runs the dgemv 'T' nest as one team per column: a nested parallel_reduce over
+    TeamThreadRange, the store once per team; without row programs, the flat RangePolicy."""
+    src = get_renderer("kokkos").render(hk.dgemv()).source
+    assert "Kokkos::TeamPolicy<>(j_trip, Kokkos::AUTO)" in src
+    assert "Kokkos::parallel_reduce(Kokkos::TeamThreadRange(team, 0, m), [&](const int i, double& temp) {" in src
+    assert "}, Kokkos::Sum<double>(temp_part));" in src and "temp = temp + temp_part;" in src
+    assert "Kokkos::single(Kokkos::PerTeam(team), [&]() {" in src
+    off = Schedule(row_programs=False)
+    assert "TeamPolicy" not in get_renderer("kokkos", off).render(hk.dgemv(), off).source
+
+
 def test_cuda_2d_reduction_grid_is_capped() -> None:
     """A 2-D reduction ends every block with an atomic on the same address: the launch
     keeps to about 2048 blocks (the outer loop grid-strided), not one block per row."""

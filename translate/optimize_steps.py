@@ -130,8 +130,8 @@ def variants(target: str, current: Schedule, budget: int, kernel: ir.Kernel | No
              loops_for_products: bool = True) -> list[Schedule]:
     """Schedules to try, the current one excluded, at most ``budget``: matrix products as
     loops where a product was recognised, the source loop order where the analysis found
-    an interchange, rows the other way (a program or warp per row, or a thread per row) on
-    the GPU targets, whole serial loops, 2-D blocks (CUDA), then loop levels and block
+    an interchange, rows the other way (a program, warp or team per row, or a thread per
+    row), whole serial loops (GPU targets), 2-D blocks (CUDA), then loop levels and block
     sizes. ``loops_for_products=False`` leaves out the loop form of a product (hours at
     sizes that fill a GPU)."""
     out = []
@@ -140,8 +140,8 @@ def variants(target: str, current: Schedule, budget: int, kernel: ir.Kernel | No
     if kernel is not None and any(isinstance(n, ir.Loop) and n.swappable for s in kernel.body for n in ir.walk(s)):
         out.append(replace(current, interchange=not current.interchange))
     # the same code as the current when the kernel has no row nest or no 2-D nest: skipped unmeasured
+    out.append(replace(current, row_programs=not current.row_programs))
     if target in ("cuda", "triton"):
-        out.append(replace(current, row_programs=not current.row_programs))
         out.append(replace(current, split_serial=not current.split_serial))
     if target == "cuda":
         out += [replace(current, block_rows=r) for r in (8, 4) if r != current.block_rows]

@@ -75,8 +75,8 @@ class Schedule:
     level: int = 0
     block: int = 256
     # a nest whose body loops over the contiguous dim of a row (softmax, norms, row sums, a
-    # dot product down each matrix column) runs one program (Triton) or one warp (CUDA) per
-    # row, its lanes along the row
+    # dot product down each matrix column) runs one program (Triton), warp (CUDA) or team
+    # (Kokkos) per row, its lanes along the row
     row_programs: bool = True
     # CUDA: threads of a block along the second loop of a 2-D or 3-D nest (blockDim.y); the
     # block is block // block_rows wide, so a stencil's neighbouring rows share a block

@@ -1,0 +1,156 @@
+"""Row kernels of the Kokkos target: a nest that ``targets.rows.row_nest`` accepts
+runs as a ``TeamPolicy`` with ONE TEAM per row. The team's threads split each
+inner loop (``TeamThreadRange``), so on a GPU build neighbouring threads read
+neighbouring elements of the row; a reduction into a private scalar is a nested
+``parallel_reduce`` whose result every thread of the team receives; stores
+outside the inner loops are made once per team (``Kokkos::single(PerTeam)``).
+On the CPU backends a team is one thread and this is the plain row loop.
+
+Used when ``Schedule.row_programs`` is on (the default). Inner loops with more
+than one reduction scalar, first-max/min updates or narrow-float reductions
+keep the flat ``RangePolicy`` form."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from targets.base import CodeBuffer
+from targets.rows import arg_update, loop_chain, reduction, row_nest
+from translate import ir
+from translate.ir import DType
+from translate.schedule import DeviceNest
+
+if TYPE_CHECKING:
+    from targets.kokkos import KokkosRenderer
+
+_REDUCERS = {"add": "Sum", "max": "Max", "min": "Min"}
+_REDUCED = (DType.F32, DType.F64, DType.I32, DType.I64)
+
+
+def _inner_loops(nest: DeviceNest) -> list[ir.Loop]:
+    return [s for s in nest.body if isinstance(s, ir.Loop)]
+
+
+def _accumulators(lp: ir.Loop) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for s in loop_chain(lp)[-1].body:
+        red = reduction(s) if isinstance(s, ir.Assign) else None
+        if red is not None and isinstance(s.target, ir.Var):
+            out.setdefault(s.target.name, red[0])
+    return out
+
+
+def team_row_nest(r: KokkosRenderer, nest: DeviceNest) -> bool:
+    """Whether ``nest`` runs as one team per row under the renderer's schedule."""
+    if not r.schedule.row_programs or not row_nest(nest, r.kernel):
+        return False
+    for lp in _inner_loops(nest):
+        accs = _accumulators(lp)
+        if len(accs) > 1 or any(arg_update(s) is not None for s in loop_chain(lp)[-1].body):
+            return False
+        if any(r.dtype_of(v, DType.F64) not in _REDUCED for v in accs):
+            return False
+    return True
+
+
+def team_function(r: KokkosRenderer, buf: CodeBuffer, nest: DeviceNest) -> None:
+    r.current = nest.body
+    params = r.seg_params(nest.arrays, r.nest_scalars(nest))
+    loops = ", ".join(lp.var for lp in nest.loops)
+    buf.line(f"// {nest.name}: row kernel for the nest at {r.where(nest.line)}: one team per ({loops}), its")
+    buf.line("// threads split the inner loops along the contiguous dimension (TeamThreadRange)")
+    with buf.block(r.signature(f"void {nest.name}", params)):
+        for lp in nest.loops:
+            if not r.direct(lp):
+                buf.line(f"const int {r.var(lp.var)}_lo = {r.expr(lp.start)};")
+            buf.line(f"const int {r.var(lp.var)}_trip = {r.trip(lp)};")
+        rows = " * ".join(f"{r.var(lp.var)}_trip" for lp in nest.loops)
+        buf.line("using member_type = Kokkos::TeamPolicy<>::member_type;")
+        buf.line(f'Kokkos::parallel_for("{nest.name}", Kokkos::TeamPolicy<>({rows}, Kokkos::AUTO),')
+        with buf.indent(), buf.block("KOKKOS_LAMBDA(const member_type& team)", closer="});"):
+            rem = "team.league_rank()"
+            for pos, lp in enumerate(reversed(nest.loops)):  # the innermost loop varies fastest
+                trip = f"{r.var(lp.var)}_trip"
+                k = rem if pos == len(nest.loops) - 1 else f"{rem} % {trip}"
+                value = k if r.direct(lp) else r.offset(lp, f"({k})")
+                buf.line(f"const {r.ctype(r.dtype_of(lp.var))} {r.var(lp.var)} = {value};")
+                if pos < len(nest.loops) - 1:
+                    buf.line(f"const int rem{pos} = {rem} / {trip};")
+                    rem = f"rem{pos}"
+            inner_local = {c.var for lp in _inner_loops(nest) for c in loop_chain(lp)}
+            inner_local |= {s.target.name for lp in _inner_loops(nest) for s in loop_chain(lp)[-1].body
+                            if isinstance(s, ir.Assign) and isinstance(s.target, ir.Var)} - \
+                set().union(*(_accumulators(lp) for lp in _inner_loops(nest)))
+            first_assign = _declare_privates(r, buf, nest, inner_local)
+            for s in nest.body:
+                if id(s) in first_assign:
+                    r.declare_on_assign.add(first_assign[id(s)])
+                if isinstance(s, ir.Loop):
+                    _team_loop(r, buf, s, sorted(inner_local & set(nest.private)))
+                elif isinstance(s, ir.Assign) and isinstance(s.target, ir.Load):
+                    with buf.block("Kokkos::single(Kokkos::PerTeam(team), [&]()", closer="});"):
+                        r.stmt(buf, s)
+                else:
+                    r.stmt(buf, s)
+
+
+def _declare_privates(r: KokkosRenderer, buf: CodeBuffer, nest: DeviceNest, inner_local: set[str]) -> dict[int, str]:
+    """Team-scope private scalars: those whose first use assigns them (not reading them) are
+    declared by that statement (returned: statement id -> name), the rest zero-initialised here."""
+    first_assign: dict[int, str] = {}
+    for p in nest.private:
+        if p in inner_local:
+            continue
+        first = next((s for s in nest.body if p in {n.name for n in ir.walk(s) if isinstance(n, ir.Var)}), None)
+        if (isinstance(first, ir.Assign) and isinstance(first.target, ir.Var) and first.target.name == p
+                and p not in {n.name for n in ir.walk(first.value) if isinstance(n, ir.Var)}):
+            first_assign[id(first)] = p
+        else:
+            dt = r.dtype_of(p, DType.F64)
+            buf.line(f"{r.ctype(dt)} {r.var(p)} = {r.zero(dt)};")
+    return first_assign
+
+
+def _team_loop(r: KokkosRenderer, buf: CodeBuffer, lp: ir.Loop, temps: list[str]) -> None:
+    """One inner loop (or a perfect chain, flattened) over the team's threads."""
+    chain = loop_chain(lp)
+    inner = chain[-1]
+    accs = _accumulators(lp)
+    if lp.line:
+        buf.line(f"// {r.where(lp.line)}")
+    if len(chain) == 1:
+        index, lo, hi = r.var(inner.var), r.expr(inner.start), r.expr(inner.stop)
+        prologue: list[str] = []
+    else:
+        index, lo = "flat", "(long long)0"
+        hi = " * ".join(f"kt_extent({r.expr(c.stop)} - ({r.expr(c.start)}))" for c in chain)
+        prologue, rem = [], "flat"
+        for pos, c in enumerate(reversed(chain)):
+            n = f"kt_extent({r.expr(c.stop)} - ({r.expr(c.start)}))"
+            k = rem if pos == len(chain) - 1 else f"{rem} % {n}"
+            prologue.append(f"const {r.ctype(r.dtype_of(c.var))} {r.var(c.var)} = {r.expr(c.start)} + "
+                            f"(int)({k});")
+            if pos < len(chain) - 1:
+                prologue.append(f"const long long flat{pos} = {rem} / {n};")
+                rem = f"flat{pos}"
+        hi = f"(long long)({hi})"
+    own = [t for t in temps if any(t in {n.name for n in ir.walk(s) if isinstance(n, ir.Var)}
+                                   for s in inner.body)]
+    itype = "int" if len(chain) == 1 else "long long"
+    if accs:
+        (v, op), = accs.items()
+        t = r.ctype(r.dtype_of(v, DType.F64))
+        buf.line(f"{t} {r.var(v)}_part = {r.zero(r.dtype_of(v, DType.F64))};")
+        head = f"Kokkos::parallel_reduce(Kokkos::TeamThreadRange(team, {lo}, {hi}), [&](const {itype} {index}, " \
+               f"{t}& {r.var(v)})"
+        closer = f"}}, Kokkos::{_REDUCERS[op]}<{t}>({r.var(v)}_part));"
+    else:
+        head = f"Kokkos::parallel_for(Kokkos::TeamThreadRange(team, {lo}, {hi}), [&](const {itype} {index})"
+        closer = "});"
+    with buf.block(head, closer=closer):
+        buf.lines(prologue)
+        r.body_with_privates(buf, inner.body, own)
+    for v, op in accs.items():
+        name = r.var(v)
+        buf.line(f"{name} = {name} + {name}_part;" if op == "add" else
+                 f"{name} = {name}_part {'>' if op == 'max' else '<'} {name} ? {name}_part : {name};")
