@@ -474,6 +474,35 @@ class CStyleRenderer(Renderer):
         self.stmts(buf, body)
         self.declare_on_assign.clear()
 
+    def row_index_lines(self, loops: tuple[ir.Loop, ...], rank: str, itype: str) -> list[str]:
+        """The loop variables of row number ``rank`` (the innermost loop varying fastest;
+        ``<var>_trip`` and, for loops not from 0 step 1, ``<var>_lo`` in scope)."""
+        out, rem = [], rank
+        for pos, lp in enumerate(reversed(loops)):
+            trip = f"{self.var(lp.var)}_trip"
+            k = rem if pos == len(loops) - 1 else f"{rem} % {trip}"
+            value = f"(int)({k})" if self.direct(lp) else self.offset(lp, f"(int)({k})")
+            out.append(f"const {self.ctype(self.dtype_of(lp.var))} {self.var(lp.var)} = {value};")
+            if pos < len(loops) - 1:
+                out.append(f"const {itype} rem{pos} = {rem} / {trip};")
+                rem = f"rem{pos}"
+        return out
+
+    def row_privates(self, buf: CodeBuffer, body: tuple[ir.Stmt, ...], names: Iterable[str]) -> dict[int, str]:
+        """Declares the private scalars ``names`` of a row kernel: zero-initialised here, except
+        those whose first use assigns them without reading them, returned by that statement's
+        id (the caller adds each to ``declare_on_assign`` just before rendering it)."""
+        first_assign: dict[int, str] = {}
+        for p in names:
+            first = next((s for s in body if p in _names(s)), None)
+            if (isinstance(first, ir.Assign) and isinstance(first.target, ir.Var) and first.target.name == p
+                    and p not in _names(first.value)):
+                first_assign[id(first)] = p
+            else:
+                dt = self.dtype_of(p, DType.F64)
+                buf.line(f"{self.ctype(dt)} {self.var(p)} = {self.zero(dt)};")
+        return first_assign
+
     def loop_var_lines(self, seg: DeviceNest, k_names: Mapping[str, str]) -> list[str]:
         """``const int i = i_lo + k_i * step;`` for loops not mapped directly."""
         out = []

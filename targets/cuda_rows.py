@@ -16,7 +16,13 @@ from typing import TYPE_CHECKING
 
 from targets.base import CodeBuffer
 from targets.cstyle import cname
-from targets.rows import COMBINE_OPS, arg_update, loop_chain, reduction, row_nest
+from targets.rows import (
+    accumulators,
+    arg_update,
+    inner_loops,
+    loop_chain,
+    row_nest,
+)
 from translate import ir
 from translate.ir import DType
 from translate.schedule import DeviceNest
@@ -37,37 +43,20 @@ _SHUFFLED = (DType.F32, DType.F64, DType.I32, DType.I64)
 _OPS = {"add": "KtSum", "max": "KtMax", "min": "KtMin"}
 
 
-def _inner_loops(nest: DeviceNest) -> list[ir.Loop]:
-    return [s for s in nest.body if isinstance(s, ir.Loop)]
-
-
 def warp_row_nest(r: CudaRenderer, nest: DeviceNest) -> bool:
     """Whether ``nest`` runs as a warp-per-row kernel under the renderer's schedule."""
     if not r.schedule.row_programs or not row_nest(nest, r.kernel):
         return False
-    for lp in _inner_loops(nest):
-        for s in loop_chain(lp)[-1].body:
-            if arg_update(s) is not None:
-                return False
-            red = reduction(s) if isinstance(s, ir.Assign) else None
-            if red is not None and red[0] in COMBINE_OPS and isinstance(s.target, ir.Var):
-                if r.dtype_of(s.target.name, DType.F64) not in _SHUFFLED:
-                    return False
+    for lp in inner_loops(nest):
+        if any(arg_update(s) is not None for s in loop_chain(lp)[-1].body):
+            return False
+        if any(r.dtype_of(v, DType.F64) not in _SHUFFLED for v in accumulators(lp)):
+            return False
     return True
 
 
 def has_reductions(nest: DeviceNest) -> bool:
-    return any(_accumulators(lp) for lp in _inner_loops(nest))
-
-
-def _accumulators(lp: ir.Loop) -> dict[str, str]:
-    """Reduction scalars of an inner loop (chain) and their operators, in order."""
-    out: dict[str, str] = {}
-    for s in loop_chain(lp)[-1].body:
-        red = reduction(s) if isinstance(s, ir.Assign) else None
-        if red is not None and isinstance(s.target, ir.Var):
-            out.setdefault(s.target.name, red[0])
-    return out
+    return any(accumulators(lp) for lp in inner_loops(nest))
 
 
 def row_kernel(r: CudaRenderer, buf: CodeBuffer, nest: DeviceNest) -> None:
@@ -89,17 +78,12 @@ def row_kernel(r: CudaRenderer, buf: CodeBuffer, nest: DeviceNest) -> None:
         buf.line("const long long warps = (long long)gridDim.x * (blockDim.x / 32);")
         with buf.block("for (long long row = ((long long)blockIdx.x * blockDim.x + threadIdx.x) / 32; row < rows; "
                        "row += warps)"):
-            rem = "row"
-            for pos, lp in enumerate(reversed(nest.loops)):  # the innermost loop varies fastest
-                trip = f"{r.var(lp.var)}_trip"
-                k = rem if pos == len(nest.loops) - 1 else f"{rem} % {trip}"
-                value = f"(int)({k})" if r.direct(lp) else r.offset(lp, f"(int)({k})")
-                buf.line(f"const {r.ctype(r.dtype_of(lp.var))} {r.var(lp.var)} = {value};")
-                if pos < len(nest.loops) - 1:
-                    buf.line(f"const long long rem{pos} = {rem} / {trip};")
-                    rem = f"rem{pos}"
-            _declare_privates(r, buf, nest)
+            buf.lines(r.row_index_lines(nest.loops, "row", "long long"))
+            inner_vars = {c.var for lp in inner_loops(nest) for c in loop_chain(lp)}
+            first_assign = r.row_privates(buf, nest.body, [p for p in nest.private if p not in inner_vars])
             for s in nest.body:
+                if id(s) in first_assign:
+                    r.declare_on_assign.add(first_assign[id(s)])
                 if isinstance(s, ir.Loop):
                     _row_loop(r, buf, s)
                 elif isinstance(s, ir.Assign) and isinstance(s.target, ir.Load):
@@ -107,31 +91,13 @@ def row_kernel(r: CudaRenderer, buf: CodeBuffer, nest: DeviceNest) -> None:
                         r.stmt(buf, s)
                 else:
                     r.stmt(buf, s)
-            r.declare_on_assign.clear()
-
-
-def _declare_privates(r: CudaRenderer, buf: CodeBuffer, nest: DeviceNest) -> None:
-    """Private scalars: declared by their first statement where that assigns them
-    outside the inner loops, else zero-initialised at the top of the row."""
-    inner_vars = {c.var for lp in _inner_loops(nest) for c in loop_chain(lp)}
-    r.declare_on_assign.clear()
-    for p in nest.private:
-        if p in inner_vars:
-            continue
-        first = next((s for s in nest.body if p in {n.name for n in ir.walk(s) if isinstance(n, ir.Var)}), None)
-        if (isinstance(first, ir.Assign) and isinstance(first.target, ir.Var) and first.target.name == p
-                and p not in {n.name for n in ir.walk(first.value) if isinstance(n, ir.Var)}):
-            r.declare_on_assign.add(p)
-        else:
-            dt = r.dtype_of(p, DType.F64)
-            buf.line(f"{r.ctype(dt)} {r.var(p)} = {r.zero(dt)};")
 
 
 def _row_loop(r: CudaRenderer, buf: CodeBuffer, lp: ir.Loop) -> None:
     """One inner loop (or a perfect chain of them, flattened) strided over the lanes."""
     chain = loop_chain(lp)
     inner = chain[-1]
-    accs = _accumulators(lp)
+    accs = accumulators(lp)
     if lp.line:
         buf.line(f"// {r.where(lp.line)}")
     for v in accs:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from targets.base import CodeBuffer
-from targets.rows import arg_update, loop_chain, reduction, row_nest
+from targets.rows import accumulators, arg_update, inner_loops, loop_chain, row_nest
 from translate import ir
 from translate.ir import DType
 from translate.schedule import DeviceNest
@@ -27,25 +27,12 @@ _REDUCERS = {"add": "Sum", "max": "Max", "min": "Min"}
 _REDUCED = (DType.F32, DType.F64, DType.I32, DType.I64)
 
 
-def _inner_loops(nest: DeviceNest) -> list[ir.Loop]:
-    return [s for s in nest.body if isinstance(s, ir.Loop)]
-
-
-def _accumulators(lp: ir.Loop) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for s in loop_chain(lp)[-1].body:
-        red = reduction(s) if isinstance(s, ir.Assign) else None
-        if red is not None and isinstance(s.target, ir.Var):
-            out.setdefault(s.target.name, red[0])
-    return out
-
-
 def team_row_nest(r: KokkosRenderer, nest: DeviceNest) -> bool:
     """Whether ``nest`` runs as one team per row under the renderer's schedule."""
     if not r.schedule.row_programs or not row_nest(nest, r.kernel):
         return False
-    for lp in _inner_loops(nest):
-        accs = _accumulators(lp)
+    for lp in inner_loops(nest):
+        accs = accumulators(lp)
         if len(accs) > 1 or any(arg_update(s) is not None for s in loop_chain(lp)[-1].body):
             return False
         if any(r.dtype_of(v, DType.F64) not in _REDUCED for v in accs):
@@ -68,20 +55,13 @@ def team_function(r: KokkosRenderer, buf: CodeBuffer, nest: DeviceNest) -> None:
         buf.line("using member_type = Kokkos::TeamPolicy<>::member_type;")
         buf.line(f'Kokkos::parallel_for("{nest.name}", Kokkos::TeamPolicy<>({rows}, Kokkos::AUTO),')
         with buf.indent(), buf.block("KOKKOS_LAMBDA(const member_type& team)", closer="});"):
-            rem = "team.league_rank()"
-            for pos, lp in enumerate(reversed(nest.loops)):  # the innermost loop varies fastest
-                trip = f"{r.var(lp.var)}_trip"
-                k = rem if pos == len(nest.loops) - 1 else f"{rem} % {trip}"
-                value = k if r.direct(lp) else r.offset(lp, f"({k})")
-                buf.line(f"const {r.ctype(r.dtype_of(lp.var))} {r.var(lp.var)} = {value};")
-                if pos < len(nest.loops) - 1:
-                    buf.line(f"const int rem{pos} = {rem} / {trip};")
-                    rem = f"rem{pos}"
-            inner_local = {c.var for lp in _inner_loops(nest) for c in loop_chain(lp)}
-            inner_local |= {s.target.name for lp in _inner_loops(nest) for s in loop_chain(lp)[-1].body
+            buf.line("const int row = team.league_rank();")
+            buf.lines(r.row_index_lines(nest.loops, "row", "int"))
+            inner_local = {c.var for lp in inner_loops(nest) for c in loop_chain(lp)}
+            inner_local |= {s.target.name for lp in inner_loops(nest) for s in loop_chain(lp)[-1].body
                             if isinstance(s, ir.Assign) and isinstance(s.target, ir.Var)} - \
-                set().union(*(_accumulators(lp) for lp in _inner_loops(nest)))
-            first_assign = _declare_privates(r, buf, nest, inner_local)
+                set().union(*(accumulators(lp) for lp in inner_loops(nest)))
+            first_assign = r.row_privates(buf, nest.body, [p for p in nest.private if p not in inner_local])
             for s in nest.body:
                 if id(s) in first_assign:
                     r.declare_on_assign.add(first_assign[id(s)])
@@ -94,28 +74,11 @@ def team_function(r: KokkosRenderer, buf: CodeBuffer, nest: DeviceNest) -> None:
                     r.stmt(buf, s)
 
 
-def _declare_privates(r: KokkosRenderer, buf: CodeBuffer, nest: DeviceNest, inner_local: set[str]) -> dict[int, str]:
-    """Team-scope private scalars: those whose first use assigns them (not reading them) are
-    declared by that statement (returned: statement id -> name), the rest zero-initialised here."""
-    first_assign: dict[int, str] = {}
-    for p in nest.private:
-        if p in inner_local:
-            continue
-        first = next((s for s in nest.body if p in {n.name for n in ir.walk(s) if isinstance(n, ir.Var)}), None)
-        if (isinstance(first, ir.Assign) and isinstance(first.target, ir.Var) and first.target.name == p
-                and p not in {n.name for n in ir.walk(first.value) if isinstance(n, ir.Var)}):
-            first_assign[id(first)] = p
-        else:
-            dt = r.dtype_of(p, DType.F64)
-            buf.line(f"{r.ctype(dt)} {r.var(p)} = {r.zero(dt)};")
-    return first_assign
-
-
 def _team_loop(r: KokkosRenderer, buf: CodeBuffer, lp: ir.Loop, temps: list[str]) -> None:
     """One inner loop (or a perfect chain, flattened) over the team's threads."""
     chain = loop_chain(lp)
     inner = chain[-1]
-    accs = _accumulators(lp)
+    accs = accumulators(lp)
     if lp.line:
         buf.line(f"// {r.where(lp.line)}")
     if len(chain) == 1:

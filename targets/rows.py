@@ -216,3 +216,18 @@ def _one_element(nest: DeviceNest, array: str) -> bool:
         indexes |= {n.index for n in loads}
     return len(indexes) == 1 and not any(n.array == array for e in next(iter(indexes)) for n in ir.walk(e)
                                          if isinstance(n, ir.Load))
+
+
+def inner_loops(nest: DeviceNest) -> list[ir.Loop]:
+    """The row nest's inner loops (its body's loop statements)."""
+    return [s for s in nest.body if isinstance(s, ir.Loop)]
+
+
+def accumulators(lp: ir.Loop) -> dict[str, str]:
+    """Reduction scalars of an inner loop (or perfect chain) and their operators, in order."""
+    out: dict[str, str] = {}
+    for s in loop_chain(lp)[-1].body:
+        red = reduction(s) if isinstance(s, ir.Assign) else None
+        if red is not None and isinstance(s.target, ir.Var):
+            out.setdefault(s.target.name, red[0])
+    return out

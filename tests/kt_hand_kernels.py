@@ -252,3 +252,22 @@ def gemvn(branch: str = GEMVN_BRANCH, args: str = "", decls: str = "", tail: str
     (kernel,) = parse_source(text, "gemvn.f", fixed_form=True).kernels
     assert isinstance(kernel, ir.Kernel)
     return analyze(kernel)
+
+
+# DGEMV 'N' in free form, column by column (a serial J loop around the parallel I loop): the
+# loop interchange and the split of the serial loop start from it
+GEMV_N = """
+subroutine gemvn(m, n, alpha, a, x, y)
+  integer, intent(in) :: m, n
+  double precision, intent(in) :: alpha, a(m, n), x(n)
+  double precision, intent(inout) :: y(m)
+  double precision :: temp
+  integer :: i, j
+  do j = 1, n
+    temp = alpha*x(j)
+    do i = 1, m
+      y(i) = y(i) + temp*a(i, j)
+    end do
+  end do
+end subroutine
+"""

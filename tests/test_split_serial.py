@@ -22,22 +22,7 @@ from translate.schedule import Schedule
 pytest.importorskip("fparser")
 
 from parsers.fortran import parse_source  # noqa: E402
-
-GEMV_N = """
-subroutine gemvn(m, n, alpha, a, x, y)
-  integer, intent(in) :: m, n
-  double precision, intent(in) :: alpha, a(m, n), x(n)
-  double precision, intent(inout) :: y(m)
-  double precision :: temp
-  integer :: i, j
-  do j = 1, n
-    temp = alpha*x(j)
-    do i = 1, m
-      y(i) = y(i) + temp*a(i, j)
-    end do
-  end do
-end subroutine
-"""
+from tests.kt_hand_kernels import GEMV_N  # noqa: E402
 
 # already a parallel loop around the serial one; {body} is the serial loop's body
 ROWS = """
