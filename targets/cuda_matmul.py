@@ -31,9 +31,10 @@ import re
 DMMA_TILE = (128, 128, 8, 32, 64)  # BM, BN, BK, WM, WN (register-staged WMMA kernel, the fallback; 23.5 TFLOP/s)
 SIMT_TILE = {"float": (128, 128, 8, 8, 8), "double": (64, 64, 8, 4, 4)}  # BM, BN, BK, TM, TN
 # BM, BN, BK, WM, WN, STAGES, KI of the cp.async kernel; KI: the k of the sm_90 shape m16n8kKI (4, 8, 16; 0: m8n8k4).
-# H200, 2026-12-03, fp64 4096^3 / 8192^3 against cuBLAS through torch: 128x64 tiles, 32x32 per warp, 4 stages
-# (127 registers, two blocks per SM) 25.5-30.0 TFLOP/s, 0.43-0.55x; 128x128 with 32x64 per warp (199 registers,
-# one block per SM) 22.9-25.0, 0.39-0.46x; 64x128 17-19 (docs/measurements/2026-12-03-h200-matmul-probe.txt)
+# H200, 2026-12-03, fp64 4096^3 / 8192^3 against cuBLAS through torch, nine candidates side by side
+# (docs/measurements/2026-12-03-h200-matmul-probe-tiles.txt): 128x128 tiles, BK 32, 32x32 per warp (16
+# warps), 3 stages: 0.46-0.53x at 4096^3, 0.52-0.57x at 8192^3; the earlier 128x64 / BK 16 / 4 stages
+# 0.42-0.53x in the same run; BK 32 with 128x64 tiles 0.31-0.37x; 64x64 0.34-0.43x
 DMMA_ASYNC_TILE = (128, 128, 32, 32, 32, 3, 16)
 # BM, BN, BK of the float4 SIMT kernel (8 x 8 outputs per thread): fp32 39-40 TFLOP/s, 0.78-0.81x of cuBLAS there
 SIMT4_TILE = (128, 128, 8)
