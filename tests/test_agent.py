@@ -274,15 +274,65 @@ def test_fixer_repairs_a_compiler_translation_that_failed(tmp_path: Path, server
     fixed = wrong.replace("(-a * tl.load(x", "(a * tl.load(x")
     cheat = fixed.replace("def vadd(", "import time\n\n\ndef vadd(")
     cheat = cheat.replace('    """', '    time.sleep(0)\n    """', 1)
-    server.add(f"```python\n{cheat}\n```", f"```python\n{fixed}\n```")
+    broken_syntax = fixed.replace("def vadd(", "def vadd((", 1)  # does not even parse
+    server.add(f"```python\n{cheat}\n```", f"```python\n{broken_syntax}\n```", f"```python\n{fixed}\n```")
     region = run(f"{{provider: openai, model: scripted, base_url: '{server.base_url}', api_key_env: {KEY_ENV}, "
-                 "attempts: {coder: 0, fixer: 2, optimizer: 0}}")
+                 "attempts: {coder: 0, fixer: 3, optimizer: 0}}")
     assert region["targets"]["triton"]["status"] == "validated"
     assert "fixed by the LLM agent" in region["targets"]["triton"]["schedule"]
     agent = [a for a in region["attempts"] if a.get("role")]  # the compiler's schedule levels come first
-    assert [(a["role"], a["status"]) for a in agent] == [("fixer", "rejected"), ("fixer", "validated")]
+    assert [(a["role"], a["status"]) for a in agent] == [("fixer", "rejected"), ("fixer", "failed"),
+                                                          ("fixer", "validated")]
     assert agent[0]["reason"].startswith("timing-trick")
+    assert "SyntaxError" in agent[1]["reason"]  # the non-compiling answer, with the compiler's word
+    assert "SyntaxError" in server.requests[2]["messages"][-1]["content"]  # and the next turn is told
     first = server.requests[0]["messages"][-1]["content"]
     assert "(-a * tl.load(x" in first  # the failed file went to the fixer, with why it failed
     assert "mismatch" in first.lower() or "error" in first.lower()
     assert path.read_text().strip() == fixed.strip()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("second", [0.004, 0.1])
+def test_a_tenfold_speedup_is_timed_again(tmp_path: Path, server: ScriptedLLMServer, api_key: str,
+                                          monkeypatch: pytest.MonkeyPatch, second: float) -> None:
+    """An optimizer answer timed at more than 10x faster than the current version is timed a second
+    time: kept and flagged ``suspicious_speedup`` when the two timings agree, rejected when not.
+    (The timings are stood in for: a genuine tenfold answer is not something a test can script.)"""
+    from translate.pipeline import WorkflowRun
+
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "mm.f").write_text(MATMUL)
+
+    def run(agent: str) -> dict:
+        (tmp_path / "workflows.yaml").write_text(f"""workflows:
+  search:
+    language: fortran
+    sources: [src/mm.f]
+    targets: [kokkos]
+    sizes: {{m: 30, n: 20, k: 10}}
+    validate: {{trials: 1}}
+    optimize: {{budget: 1, fraction: 1.0, sizes: {{m: 120, n: 100, k: 80}}}}
+    agent: {agent}
+    output: out/search
+""")
+        run_workflow(tmp_path, load(tmp_path).workflows["search"], None, resume=False)
+        report = json.loads((tmp_path / "out" / "search" / "report.json").read_text())
+        return next(r for r in report["regions"] if r["name"] == "mmlike")
+
+    before = run("{provider: none}")["targets"]["kokkos"]["time_s"]
+    generated = (tmp_path / "out" / "search" / "kokkos" / "mmlike_kokkos.cpp").read_text()
+    timings = iter([before / 250, before * second])  # the answer's first and second timing
+
+    monkeypatch.setattr(WorkflowRun, "time_written", lambda self, name, target: next(timings))
+    server.add("```cpp\n" + generated + "\n```")
+    region = run(f"{{provider: openai, model: scripted, base_url: '{server.base_url}', api_key_env: {KEY_ENV}, "
+                 "attempts: {optimizer: 1}}")
+    (attempt,) = [a for a in region["attempts"] if a.get("role") == "optimizer"]
+    kk = region["targets"]["kokkos"]
+    if second < 0.01:  # 250x, then 250x within 20%: taken, and flagged for a person to look at
+        assert attempt["status"] == "validated"
+        assert kk["suspicious_speedup"] is True and "optimized by the LLM agent" in kk["schedule"]
+    else:
+        assert attempt["status"] == "rejected" and attempt["reason"].startswith("timings disagree")
+        assert "suspicious_speedup" not in kk
