@@ -5,6 +5,8 @@ host branches on character flags."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from translate import ir
 from translate.ir import DType, Intent, LoopKind
 
@@ -201,6 +203,22 @@ def dgemv() -> ir.Kernel:
          ir.Array("y", F64, (mx,), intent=Intent.INOUT)),
         (ir.Scalar("i", I32), ir.Scalar("j", I32), ir.Scalar("info", I32), ir.Scalar("temp", F64)),
         body, origin(30),
+    )
+
+
+def gemv_rows() -> ir.Kernel:
+    """DGEMV 'N' as the interchange leaves it: a parallel I loop around the serial J loop,
+    y(i) += temp*a(i, j) with temp = alpha*x(j) private (GEMV_N below, without the frontend)."""
+    m, n, i, j, alpha, temp = v("m"), v("n"), v("i"), v("j"), v("alpha", F64), v("temp", F64)
+    inner = loop("j", c(0), n, [asg(temp, b("mul", alpha, ld("x", j))),
+                               asg(ld("y", i), b("add", ld("y", i), b("mul", temp, ld("a", i, j))))], kind=S, line=9)
+    outer = replace(loop("i", c(0), m, [inner], line=8), private=("temp",))
+    return ir.Kernel(
+        "gemvn",
+        (ir.Scalar("m", I32), ir.Scalar("n", I32), ir.Scalar("alpha", F64), ir.Array("a", F64, (m, n)),
+         ir.Array("x", F64, (n,)), ir.Array("y", F64, (m,), intent=Intent.INOUT)),
+        (ir.Scalar("i", I32), ir.Scalar("j", I32), ir.Scalar("temp", F64)),
+        (outer,), origin(1),
     )
 
 
