@@ -35,7 +35,7 @@ from validation.signature import signature
 PROFILE_SEED = 4242
 MIN_GAIN = 0.95  # a variant replaces the current schedule only when at least 5% faster (timing noise)
 GPU_TARGETS = ("cuda", "triton")
-BLOCKS = {"cuda": (128, 256, 512, 1024), "triton": (256, 512, 1024, 2048), "kokkos": (256,)}
+BLOCKS = {"cuda": (128, 256, 512, 1024), "triton": (128, 256, 512, 1024, 2048), "kokkos": (256,)}
 LEVELS = {"cuda": (0, 1), "triton": (0, 1), "kokkos": (0, 1, 2)}
 
 
