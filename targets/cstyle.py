@@ -10,7 +10,7 @@ function."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import MappingProxyType
 from typing import ClassVar
 
@@ -474,9 +474,19 @@ class CStyleRenderer(Renderer):
         self.stmts(buf, body)
         self.declare_on_assign.clear()
 
-    def row_index_lines(self, loops: tuple[ir.Loop, ...], rank: str, itype: str) -> list[str]:
-        """The loop variables of row number ``rank`` (the innermost loop varying fastest;
-        ``<var>_trip`` and, for loops not from 0 step 1, ``<var>_lo`` in scope)."""
+    def chain_bounds_lines(self, loops: Iterable[ir.Loop]) -> list[str]:
+        """``<var>_lo`` (loops not from 0 step 1) and ``<var>_trip`` of loops walked through
+        one flat index (``index_lines``)."""
+        out = []
+        for lp in loops:
+            if not self.direct(lp):
+                out.append(f"const int {self.var(lp.var)}_lo = {self.expr(lp.start)};")
+            out.append(f"const int {self.var(lp.var)}_trip = {self.trip(lp)};")
+        return out
+
+    def index_lines(self, loops: Sequence[ir.Loop], rank: str, itype: str) -> list[str]:
+        """The loop variables of flat index ``rank`` over ``loops`` (the innermost varying
+        fastest; ``<var>_trip`` and, for loops not from 0 step 1, ``<var>_lo`` in scope)."""
         out, rem = [], rank
         for pos, lp in enumerate(reversed(loops)):
             trip = f"{self.var(lp.var)}_trip"
@@ -484,8 +494,8 @@ class CStyleRenderer(Renderer):
             value = f"(int)({k})" if self.direct(lp) else self.offset(lp, f"(int)({k})")
             out.append(f"const {self.ctype(self.dtype_of(lp.var))} {self.var(lp.var)} = {value};")
             if pos < len(loops) - 1:
-                out.append(f"const {itype} rem{pos} = {rem} / {trip};")
-                rem = f"rem{pos}"
+                out.append(f"const {itype} {rank}{pos} = {rem} / {trip};")
+                rem = f"{rank}{pos}"
         return out
 
     def row_privates(self, buf: CodeBuffer, body: tuple[ir.Stmt, ...], names: Iterable[str]) -> dict[int, str]:

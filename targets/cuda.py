@@ -19,8 +19,9 @@ from targets.cmake import cuda_cmake
 from targets.cstyle import CStyleRenderer, cname
 from targets.cuda_matmul import cuda_matmul_source
 from targets.cuda_rows import WARP_REDUCE, has_reductions, launch_row, row_kernel, warp_row_nest
-from targets.cuda_split import cuda_split, launch_split, split_kernel
+from targets.cuda_split import launch_split, split_kernel
 from targets.kokkos import abi_params
+from targets.splits import split_nest
 from translate import ir
 from translate.ir import DType
 from translate.schedule import (
@@ -168,7 +169,7 @@ class CudaRenderer(CStyleRenderer):
             if isinstance(seg, DeviceNest) and warp_row_nest(self, seg):
                 warp_reduces |= has_reductions(seg)
                 row_kernel(self, kernels, seg)
-            elif isinstance(seg, DeviceNest) and (split := cuda_split(self, seg)) is not None:
+            elif isinstance(seg, DeviceNest) and (split := split_nest(seg, self.kernel, self.schedule)) is not None:
                 split_kernel(self, kernels, seg, split)
             elif isinstance(seg, DeviceNest):
                 reduces |= bool(seg.reductions)
@@ -352,7 +353,7 @@ class CudaRenderer(CStyleRenderer):
         if warp_row_nest(self, seg):
             launch_row(self, buf, seg)
             return
-        if (split := cuda_split(self, seg)) is not None:
+        if (split := split_nest(seg, self.kernel, self.schedule)) is not None:
             launch_split(self, buf, seg, split)
             return
         order = [seg.loops[k] for k in fastest_first(seg, self.kernel)]

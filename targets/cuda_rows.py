@@ -78,7 +78,7 @@ def row_kernel(r: CudaRenderer, buf: CodeBuffer, nest: DeviceNest) -> None:
         buf.line("const long long warps = (long long)gridDim.x * (blockDim.x / 32);")
         with buf.block("for (long long row = ((long long)blockIdx.x * blockDim.x + threadIdx.x) / 32; row < rows; "
                        "row += warps)"):
-            buf.lines(r.row_index_lines(nest.loops, "row", "long long"))
+            buf.lines(r.index_lines(nest.loops, "row", "long long"))
             inner_vars = {c.var for lp in inner_loops(nest) for c in loop_chain(lp)}
             first_assign = r.row_privates(buf, nest.body, [p for p in nest.private if p not in inner_vars])
             for s in nest.body:
@@ -111,20 +111,11 @@ def _row_loop(r: CudaRenderer, buf: CodeBuffer, lp: ir.Loop) -> None:
         with buf.block(header):
             r.stmts(buf, inner.body)
     else:
-        trips = [f"(long long)({r.expr(c.stop)} - ({r.expr(c.start)}))" for c in chain]
         with buf.block("", opener="{"):
-            for c, t in zip(chain, trips, strict=True):
-                buf.line(f"const long long {r.var(c.var)}_n = {t} > 0 ? {t} : 0;")
-            total = " * ".join(f"{r.var(c.var)}_n" for c in chain)
+            buf.lines(r.chain_bounds_lines(chain))
+            total = " * ".join(f"(long long){r.var(c.var)}_trip" for c in chain)
             with buf.block(f"for (long long flat = lane; flat < {total}; flat += 32)"):
-                rem = "flat"
-                for pos, c in enumerate(reversed(chain)):
-                    n = f"{r.var(c.var)}_n"
-                    k = rem if pos == len(chain) - 1 else f"{rem} % {n}"
-                    buf.line(f"const {r.ctype(r.dtype_of(c.var))} {r.var(c.var)} = {r.expr(c.start)} + ({k});")
-                    if pos < len(chain) - 1:
-                        buf.line(f"const long long flat{pos} = {rem} / {n};")
-                        rem = f"flat{pos}"
+                buf.lines(r.index_lines(chain, "flat", "long long"))
                 r.stmts(buf, inner.body)
     for v, op in accs.items():
         name, functor = r.var(v), _OPS[op]

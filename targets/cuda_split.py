@@ -8,18 +8,13 @@ from typing import TYPE_CHECKING
 
 from targets.base import CodeBuffer
 from targets.cstyle import cname
-from targets.splits import FILL_THREADS, MIN_CHUNK, Split, split_nest
+from targets.splits import FILL_THREADS, MIN_CHUNK, Split
 from translate import ir
 from translate.ir import DType
 from translate.schedule import DeviceNest
 
 if TYPE_CHECKING:
     from targets.cuda import CudaRenderer
-
-
-def cuda_split(r: CudaRenderer, nest: DeviceNest) -> Split | None:
-    """The split form of ``nest`` under the renderer's schedule, or None."""
-    return split_nest(nest, r.kernel) if r.schedule.split_serial else None
 
 
 def split_kernel(r: CudaRenderer, buf: CodeBuffer, nest: DeviceNest, split: Split) -> None:

@@ -47,16 +47,13 @@ def team_function(r: KokkosRenderer, buf: CodeBuffer, nest: DeviceNest) -> None:
     buf.line(f"// {nest.name}: row kernel for the nest at {r.where(nest.line)}: one team per ({loops}), its")
     buf.line("// threads split the inner loops along the contiguous dimension (TeamThreadRange)")
     with buf.block(r.signature(f"void {nest.name}", params)):
-        for lp in nest.loops:
-            if not r.direct(lp):
-                buf.line(f"const int {r.var(lp.var)}_lo = {r.expr(lp.start)};")
-            buf.line(f"const int {r.var(lp.var)}_trip = {r.trip(lp)};")
+        buf.lines(r.chain_bounds_lines(nest.loops))
         rows = " * ".join(f"{r.var(lp.var)}_trip" for lp in nest.loops)
         buf.line("using member_type = Kokkos::TeamPolicy<>::member_type;")
         buf.line(f'Kokkos::parallel_for("{nest.name}", Kokkos::TeamPolicy<>({rows}, Kokkos::AUTO),')
         with buf.indent(), buf.block("KOKKOS_LAMBDA(const member_type& team)", closer="});"):
             buf.line("const int row = team.league_rank();")
-            buf.lines(r.row_index_lines(nest.loops, "row", "int"))
+            buf.lines(r.index_lines(nest.loops, "row", "int"))
             inner_local = {c.var for lp in inner_loops(nest) for c in loop_chain(lp)}
             inner_local |= {s.target.name for lp in inner_loops(nest) for s in loop_chain(lp)[-1].body
                             if isinstance(s, ir.Assign) and isinstance(s.target, ir.Var)} - \
@@ -84,19 +81,11 @@ def _team_loop(r: KokkosRenderer, buf: CodeBuffer, lp: ir.Loop, temps: list[str]
     if len(chain) == 1:
         index, lo, hi = r.var(inner.var), r.expr(inner.start), r.expr(inner.stop)
         prologue: list[str] = []
-    else:
+    else:  # one flat index over the chain (TeamThreadMDRange is Kokkos 4 only)
+        buf.lines(r.chain_bounds_lines(chain))
         index, lo = "flat", "(long long)0"
-        hi = " * ".join(f"kt_extent({r.expr(c.stop)} - ({r.expr(c.start)}))" for c in chain)
-        prologue, rem = [], "flat"
-        for pos, c in enumerate(reversed(chain)):
-            n = f"kt_extent({r.expr(c.stop)} - ({r.expr(c.start)}))"
-            k = rem if pos == len(chain) - 1 else f"{rem} % {n}"
-            prologue.append(f"const {r.ctype(r.dtype_of(c.var))} {r.var(c.var)} = {r.expr(c.start)} + "
-                            f"(int)({k});")
-            if pos < len(chain) - 1:
-                prologue.append(f"const long long flat{pos} = {rem} / {n};")
-                rem = f"flat{pos}"
-        hi = f"(long long)({hi})"
+        hi = " * ".join(f"(long long){r.var(c.var)}_trip" for c in chain)
+        prologue = r.index_lines(chain, "flat", "long long")
     own = [t for t in temps if any(t in {n.name for n in ir.walk(s) if isinstance(n, ir.Var)}
                                    for s in inner.body)]
     itype = "int" if len(chain) == 1 else "long long"

@@ -182,8 +182,7 @@ def row_nest(nest: DeviceNest, kernel: ir.Kernel) -> bool:
     """Whether ``nest`` is a row computation the row program renders (module docstring)."""
     if nest.reductions:
         return False
-    inner = [s for s in nest.body if isinstance(s, ir.Loop)]
-    if not inner:
+    if not inner_loops(nest):
         return False
     for s in nest.body:
         if isinstance(s, ir.Loop):

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from translate import ir
 from translate.ir import DType
 from translate.irquery import scalar_reads
-from translate.schedule import DeviceNest
+from translate.schedule import DeviceNest, Schedule
 
 # threads to aim for (an H200 holds 132 x 2048 resident) and the least serial iterations per chunk
 FILL_THREADS = 262144
@@ -38,9 +38,9 @@ class Split:
     addend: ir.Expr
 
 
-def split_nest(nest: DeviceNest, kernel: ir.Kernel) -> Split | None:
-    """The split form of ``nest``, or None."""
-    if nest.reductions or len(nest.loops) != 1 or len(nest.body) != 1:
+def split_nest(nest: DeviceNest, kernel: ir.Kernel, schedule: Schedule) -> Split | None:
+    """The split form of ``nest`` under ``schedule``, or None."""
+    if not schedule.split_serial or nest.reductions or len(nest.loops) != 1 or len(nest.body) != 1:
         return None
     lp = nest.body[0]
     if not isinstance(lp, ir.Loop) or not all(isinstance(s, ir.Assign) for s in lp.body):

@@ -251,8 +251,7 @@ class _ModuleWriter:
                 with out.block(f"for {py_name(seg.var)} in {self.host_range(seg.start, seg.stop, seg.step)}:"):
                     self.segs(seg.body)
             elif isinstance(seg, (DeviceNest, DeviceSerial)):
-                split = split_nest(seg, self.kernel) if isinstance(seg, DeviceNest) and \
-                    self.schedule.split_serial else None
+                split = split_nest(seg, self.kernel, self.schedule) if isinstance(seg, DeviceNest) else None
                 emitter = NestEmitter(self.kernel, seg, split) if isinstance(seg, DeviceNest) else \
                     SerialEmitter(self.kernel, seg)
                 text, launch = emitter.emit()

@@ -108,9 +108,10 @@ def server() -> Iterator[ScriptedLLMServer]:
         yield s
 
 
-def _agent(server: ScriptedLLMServer, coder: int = 1, fixer: int = 3) -> str:
+def _agent(server: ScriptedLLMServer, coder: int = 1, fixer: int = 3, **more: int) -> str:
+    caps = ", ".join(f"{role}: {n}" for role, n in {"coder": coder, "fixer": fixer, **more}.items())
     return (f"{{provider: openai, model: scripted, base_url: '{server.base_url}', api_key_env: {KEY_ENV}, "
-            f"attempts: {{coder: {coder}, fixer: {fixer}}}}}")
+            f"attempts: {{{caps}}}}}")
 
 
 @pytest.mark.slow
@@ -186,33 +187,37 @@ MATMUL = """      SUBROUTINE MMLIKE(M, N, K, A, B, C)
 """
 
 
+def _run_one(tmp: Path, source: str, text: str, settings: str, agent: str, region: str) -> dict:
+    """Writes ``src/<source>`` and a one-workflow ``workflows.yaml`` (``settings``: its
+    indented keys), runs it and returns ``region``'s entry of the report."""
+    (tmp / "src").mkdir(exist_ok=True)
+    (tmp / "src" / source).write_text(text)
+    (tmp / "workflows.yaml").write_text(f"""workflows:
+  search:
+    language: fortran
+    sources: [src/{source}]
+{settings}    agent: {agent}
+    output: out/search
+""")
+    run_workflow(tmp, load(tmp).workflows["search"], None, resume=False)
+    report = json.loads((tmp / "out" / "search" / "report.json").read_text())
+    return next(r for r in report["regions"] if r["name"] == region)
+
+
+MM_SETTINGS = """    targets: [kokkos]
+    sizes: {m: 30, n: 20, k: 10}
+    validate: {trials: 1}
+    optimize: {budget: 1, fraction: 1.0, sizes: {m: 120, n: 100, k: 80}}
+"""
+
+
 @pytest.mark.slow
 def test_optimizer_answers_are_gated_and_timed(tmp_path: Path, server: ScriptedLLMServer, api_key: str) -> None:
     """A cheating answer is rejected; a correct one that is not faster is not taken; the files stay."""
-    (tmp_path / "src").mkdir()
-    (tmp_path / "src" / "mm.f").write_text(MATMUL)
-
-    def run(agent: str) -> None:
-        (tmp_path / "workflows.yaml").write_text(f"""workflows:
-  search:
-    language: fortran
-    sources: [src/mm.f]
-    targets: [kokkos]
-    sizes: {{m: 30, n: 20, k: 10}}
-    validate: {{trials: 1}}
-    optimize: {{budget: 1, fraction: 1.0, sizes: {{m: 120, n: 100, k: 80}}}}
-    agent: {agent}
-    output: out/search
-""")
-        run_workflow(tmp_path, load(tmp_path).workflows["search"], None, resume=False)
-
-    run("{provider: none}")
+    _run_one(tmp_path, "mm.f", MATMUL, MM_SETTINGS, "{provider: none}", "mmlike")
     generated = (tmp_path / "out" / "search" / "kokkos" / "mmlike_kokkos.cpp").read_text()
     server.add("```cpp\n#include <chrono>\n" + generated + "\n```", "```cpp\n" + generated + "\n```")
-    run(f"{{provider: openai, model: scripted, base_url: '{server.base_url}', api_key_env: {KEY_ENV}, "
-        "attempts: {optimizer: 2}}")
-    report = json.loads((tmp_path / "out" / "search" / "report.json").read_text())
-    region = next(r for r in report["regions"] if r["name"] == "mmlike")
+    region = _run_one(tmp_path, "mm.f", MATMUL, MM_SETTINGS, _agent(server, optimizer=2), "mmlike")
     tries = [(a["role"], a["status"]) for a in region["attempts"] if a.get("role") == "optimizer"]
     assert tries == [("optimizer", "rejected"), ("optimizer", "failed")]
     reasons = [a["reason"] for a in region["attempts"] if a.get("role") == "optimizer"]
@@ -247,24 +252,11 @@ def test_fixer_repairs_a_compiler_translation_that_failed(tmp_path: Path, server
         out = render(self, kernel, schedule)  # type: ignore[arg-type]
         return replace(out, files={p: t.replace("(a * tl.load(x", "(-a * tl.load(x") for p, t in out.files.items()})
 
-    (tmp_path / "src").mkdir()
-    (tmp_path / "src" / "vadd.f").write_text(VADD)
     monkeypatch.setattr(TritonRenderer, "render", broken)
+    settings = "    targets: [triton]\n    sizes: {n: 100}\n    validate: {trials: 2}\n"
 
     def run(agent: str) -> dict:
-        (tmp_path / "workflows.yaml").write_text(f"""workflows:
-  search:
-    language: fortran
-    sources: [src/vadd.f]
-    targets: [triton]
-    sizes: {{n: 100}}
-    validate: {{trials: 2}}
-    agent: {agent}
-    output: out/search
-""")
-        run_workflow(tmp_path, load(tmp_path).workflows["search"], None, resume=False)
-        report = json.loads((tmp_path / "out" / "search" / "report.json").read_text())
-        return next(r for r in report["regions"] if r["name"] == "vadd")
+        return _run_one(tmp_path, "vadd.f", VADD, settings, agent, "vadd")
 
     path = tmp_path / "out" / "search" / "triton" / "vadd_triton.py"
     region = run("{provider: none}")
@@ -276,8 +268,7 @@ def test_fixer_repairs_a_compiler_translation_that_failed(tmp_path: Path, server
     cheat = cheat.replace('    """', '    time.sleep(0)\n    """', 1)
     broken_syntax = fixed.replace("def vadd(", "def vadd((", 1)  # does not even parse
     server.add(f"```python\n{cheat}\n```", f"```python\n{broken_syntax}\n```", f"```python\n{fixed}\n```")
-    region = run(f"{{provider: openai, model: scripted, base_url: '{server.base_url}', api_key_env: {KEY_ENV}, "
-                 "attempts: {coder: 0, fixer: 3, optimizer: 0}}")
+    region = run(_agent(server, coder=0, fixer=3, optimizer=0))
     assert region["targets"]["triton"]["status"] == "validated"
     assert "fixed by the LLM agent" in region["targets"]["triton"]["schedule"]
     agent = [a for a in region["attempts"] if a.get("role")]  # the compiler's schedule levels come first
@@ -301,24 +292,8 @@ def test_a_tenfold_speedup_is_timed_again(tmp_path: Path, server: ScriptedLLMSer
     (The timings are stood in for: a genuine tenfold answer is not something a test can script.)"""
     from translate.pipeline import WorkflowRun
 
-    (tmp_path / "src").mkdir()
-    (tmp_path / "src" / "mm.f").write_text(MATMUL)
-
     def run(agent: str) -> dict:
-        (tmp_path / "workflows.yaml").write_text(f"""workflows:
-  search:
-    language: fortran
-    sources: [src/mm.f]
-    targets: [kokkos]
-    sizes: {{m: 30, n: 20, k: 10}}
-    validate: {{trials: 1}}
-    optimize: {{budget: 1, fraction: 1.0, sizes: {{m: 120, n: 100, k: 80}}}}
-    agent: {agent}
-    output: out/search
-""")
-        run_workflow(tmp_path, load(tmp_path).workflows["search"], None, resume=False)
-        report = json.loads((tmp_path / "out" / "search" / "report.json").read_text())
-        return next(r for r in report["regions"] if r["name"] == "mmlike")
+        return _run_one(tmp_path, "mm.f", MATMUL, MM_SETTINGS, agent, "mmlike")
 
     before = run("{provider: none}")["targets"]["kokkos"]["time_s"]
     generated = (tmp_path / "out" / "search" / "kokkos" / "mmlike_kokkos.cpp").read_text()
@@ -326,8 +301,7 @@ def test_a_tenfold_speedup_is_timed_again(tmp_path: Path, server: ScriptedLLMSer
 
     monkeypatch.setattr(WorkflowRun, "time_written", lambda self, name, target: next(timings))
     server.add("```cpp\n" + generated + "\n```")
-    region = run(f"{{provider: openai, model: scripted, base_url: '{server.base_url}', api_key_env: {KEY_ENV}, "
-                 "attempts: {optimizer: 1}}")
+    region = run(_agent(server, optimizer=1))
     (attempt,) = [a for a in region["attempts"] if a.get("role") == "optimizer"]
     kk = region["targets"]["kokkos"]
     if second < 0.01:  # 250x, then 250x within 20%: taken, and flagged for a person to look at

@@ -126,9 +126,9 @@ def measured(target: str, kernel: ir.Kernel, pc: ProfileCase, seconds: float, re
             "roof": roof}
 
 
-def variants(target: str, current: Schedule, budget: int, kernel: ir.Kernel | None = None,
+def variants(target: str, current: Schedule, budget: int | None = None, kernel: ir.Kernel | None = None,
              loops_for_products: bool = True) -> list[Schedule]:
-    """Schedules to try, the current one excluded, at most ``budget``: matrix products as
+    """Schedules to try, the current one excluded, at most ``budget`` (None: all): matrix products as
     loops where a product was recognised, the source loop order where the analysis found
     an interchange, rows the other way (a program, warp or team per row, or a thread per
     row), whole serial loops (GPU targets), 2-D blocks (CUDA), then loop levels and block
@@ -148,7 +148,7 @@ def variants(target: str, current: Schedule, budget: int, kernel: ir.Kernel | No
         if current.march == 1:  # 3-D nests only (elsewhere the same code)
             out.append(replace(current, block_rows=8, march=8))
     out += [replace(current, level=lv, block=b) for lv in LEVELS.get(target, (0,)) for b in BLOCKS.get(target, (256,))]
-    return [s for s in out if s != current][:budget]
+    return [s for s in out if s != current][:budget]  # [:None] keeps all
 
 
 class ResultCache:
@@ -199,7 +199,7 @@ def search(target: str, kernel: ir.Kernel, pc: ProfileCase, current: Schedule, c
                 **({"cached": True} if seen is not None else {})}]
     best, best_s = current, current_s
     tried = 0
-    for sch in variants(target, current, 10**6, kernel, loops_for_products):
+    for sch in variants(target, current, None, kernel, loops_for_products):
         if tried == budget:
             break
         folder = scratch / f"{target}-{len(history)}-level{sch.level}-block{sch.block}"
