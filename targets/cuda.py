@@ -18,9 +18,11 @@ from targets.c_extern import conv_unsupported, cuda_launch_matmul
 from targets.cmake import cuda_cmake
 from targets.cstyle import CStyleRenderer, cname
 from targets.cuda_matmul import cuda_matmul_source
+from targets.cuda_planes import walk_planes
 from targets.cuda_rows import WARP_REDUCE, has_reductions, launch_row, row_kernel, warp_row_nest
 from targets.cuda_split import launch_split, split_kernel
 from targets.kokkos import abi_params
+from targets.planes import plane_walk
 from targets.splits import split_nest
 from translate import ir
 from translate.ir import DType
@@ -214,9 +216,9 @@ class CudaRenderer(CStyleRenderer):
         out.blank()
         out.line(f"namespace {ns} {{")
         out.blank()
-        out.line("// grid size along one axis (grid-stride loops cover the rest)")
-        out.line(f"inline unsigned kt_grid(int trip, int block) {{ const int g = (trip + block - 1) / block; "
-                 f"return (unsigned)(g < {self.MAX_GRID} ? g : {self.MAX_GRID}); }}")
+        out.line("// grid size along one axis, at most cap blocks (grid-stride loops cover the rest)")
+        out.line(f"inline unsigned kt_grid(int trip, int block, int cap = {self.MAX_GRID}) {{ "
+                 "const int g = (trip + block - 1) / block; return (unsigned)(g < cap ? g : cap); }")
         if reduces:
             out.line("// blocks along a further axis of a reduction: up to 2048 in all (grid-stride loops do the rest)")
             out.line("inline unsigned kt_fill(unsigned blocks, unsigned have) { const unsigned want = 2048 / have; "
@@ -286,18 +288,12 @@ class CudaRenderer(CStyleRenderer):
             for lp in order:
                 if lp.var in k_names:
                     buf.line(f"const int {self.var(lp.var)}_lo = {self.expr(lp.start)};")
+            if (walk := self.planes(seg)) is not None:
+                walk_planes(self, buf, seg, order, k_names, walk[1])
+                return
             depth = 0
-            march = self.march(seg)
             for axis, lp in reversed(list(zip(_AXES, order, strict=False))):
                 k, trip = k_names.get(lp.var, self.var(lp.var)), f"{self.var(lp.var)}_trip"
-                if axis == "z" and march > 1:  # runs of `march` consecutive planes per thread
-                    buf.line(f"for (int run = blockIdx.z; run * {march} < {trip}; run += gridDim.z) {{")
-                    buf.level += 1
-                    buf.line(f"const int run_end = {trip} - run * {march} < {march} ? {trip} : (run + 1) * {march};")
-                    buf.line(f"for (int {k} = run * {march}; {k} < run_end; ++{k}) {{")
-                    buf.level += 1
-                    depth += 2
-                    continue
                 buf.line(f"for (int {k} = blockIdx.{axis} * blockDim.{axis} + threadIdx.{axis}; "
                          f"{k} < {trip}; {k} += gridDim.{axis} * blockDim.{axis}) {{")
                 buf.level += 1
@@ -313,10 +309,9 @@ class CudaRenderer(CStyleRenderer):
                 with buf.block("if (threadIdx.x == 0)"):
                     buf.line(f"kt_atomic_combine({v}_acc, {v}, {op}());")
 
-    def march(self, seg: DeviceNest) -> int:
-        """Consecutive iterations of a 3-D nest's outermost loop one thread walks
-        (``Schedule.march``; 1: one each, grid-strided)."""
-        return self.schedule.march if len(seg.loops) == 3 and not seg.reductions else 1
+    def planes(self, seg: DeviceNest) -> tuple[int, int] | None:
+        """(block rows, planes per thread) of a nest walked plane by plane (``targets.planes``)."""
+        return plane_walk(seg, self.kernel, self.schedule, self.name)
 
     def serial_kernel(self, buf: CodeBuffer, seg: DeviceSerial) -> None:
         writes = set().union(*(scalar_writes(s) for s in seg.stmts)) if seg.stmts else set()
@@ -364,12 +359,17 @@ class CudaRenderer(CStyleRenderer):
             for lp, t in zip(order, trips, strict=True):
                 buf.line(f"const int {t} = {self.trip(lp)};")
             with buf.block(f"if ({' && '.join(f'{t} > 0' for t in trips)})"):
-                rows = self.schedule.block_rows if len(trips) > 1 and bs % self.schedule.block_rows == 0 else 1
+                walk = self.planes(seg)
+                rows = walk[0] if walk else max(1, self.schedule.block_rows)
+                rows = rows if len(trips) > 1 and bs % rows == 0 else 1
                 shape = [bs // rows] + ([rows] if rows > 1 else [])
                 dims = [f"kt_grid({t}, {n})" for t, n in zip(trips, shape + [1] * len(trips), strict=False)]
-                if self.march(seg) > 1:
-                    m = self.march(seg)
-                    dims[2] = f"kt_grid(({trips[2]} + {m - 1}) / {m}, 1)"
+                if not seg.reductions and not self.schedule.grid_stride:
+                    # a thread per element along x: a capped grid's threads stride the array in
+                    # far-apart runs, which was 30% slower for a misaligned in-place loop (H200)
+                    dims[0] = f"kt_grid({trips[0]}, {shape[0]}, INT_MAX)"
+                if walk:
+                    dims[2] = f"kt_grid(({trips[2]} + {walk[1] - 1}) / {walk[1]}, 1)"
                 if seg.reductions and len(trips) > 1:
                     # every block ends in one atomic per reduction: a few thousand blocks in all, the
                     # outer loops strided, not one block per row (contention on the same addresses)

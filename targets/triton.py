@@ -26,6 +26,7 @@ from targets.triton_extern import (
     output_needed,
 )
 from targets.triton_helpers import DEVICE_DEPENDS, DEVICE_HELPERS, HOST_DEPENDS, HOST_HELPERS, closure
+from targets.planes import plane_walk
 from targets.triton_kernels import Launch, Lines, NestEmitter, SerialEmitter
 from targets.triton_rows import RowEmitter, row_nest
 from translate import ir
@@ -252,7 +253,9 @@ class _ModuleWriter:
                     self.segs(seg.body)
             elif isinstance(seg, (DeviceNest, DeviceSerial)):
                 split = split_nest(seg, self.kernel, self.schedule) if isinstance(seg, DeviceNest) else None
-                emitter = NestEmitter(self.kernel, seg, split) if isinstance(seg, DeviceNest) else \
+                walk = plane_walk(seg, self.kernel, self.schedule, "triton") \
+                    if isinstance(seg, DeviceNest) and split is None else None
+                emitter = NestEmitter(self.kernel, seg, split, walk) if isinstance(seg, DeviceNest) else \
                     SerialEmitter(self.kernel, seg)
                 text, launch = emitter.emit()
                 self.device_helpers |= emitter.dev.helpers
@@ -349,6 +352,17 @@ class _ModuleWriter:
                 out(f"chunks = max(1, min({2 * FILL_THREADS} // max(1, {total}), {sname} // {MIN_CHUNK}))")
                 out(f"chunk = max(1, triton.cdiv({sname}, chunks))")
                 args.append(sname)
+            if launch.tile is not None:  # targets.planes
+                (fast, row, slow), rows, planes = launch.tile
+                with out.block(f"if {total} > 0:"):
+                    out(f"rows = min({rows}, block)  # a program: a (block // rows) x rows tile, {planes} planes")
+                    out(f"grid = (triton.cdiv({fast}, block // rows) * triton.cdiv({row}, rows)"
+                        f" * triton.cdiv({slow}, {planes}),)")
+                    if launch.f64:
+                        out(f"fargs = torch.tensor([{', '.join(launch.f64)}], dtype=torch.float64, device=dev)")
+                        args.append("fargs")
+                    out(f"{launch.kernel}[grid]({', '.join(args + ['BLOCK=block', 'ROWS=rows', f'PLANES={planes}'])})")
+                return
             with out.block(f"if {total} > 0:"):
                 out(f"grid = (triton.cdiv({total}, block),"
                     + (f" max(1, triton.cdiv({launch.split[0]}, chunk)))" if launch.split is not None else ")"))

@@ -64,6 +64,8 @@ class Launch:
     outs: list[tuple[str, ir.DType]] = field(default_factory=list)  # serial scalars copied back
     nest: bool = True
     split: tuple[str, ir.Loop] | None = None  # (trip name, loop) of a serial loop cut into chunks (grid axis 1)
+    # targets.planes: (trip names fastest first, rows, planes) of a 3-D nest walked by planes
+    tile: tuple[tuple[str, str, str], int, int] | None = None
 
 
 IDENTITY = {"add": 0, "mul": 1, "max": "-inf", "min": "inf"}
@@ -177,10 +179,12 @@ class _Emitter:
 class NestEmitter(_Emitter):
     """A ``DeviceNest`` as a BLOCK-sized 1-D tile over the collapsed loops."""
 
-    def __init__(self, kernel: ir.Kernel, nest: DeviceNest, split: Split | None = None) -> None:
+    def __init__(self, kernel: ir.Kernel, nest: DeviceNest, split: Split | None = None,
+                 tile: tuple[int, int] | None = None) -> None:
         super().__init__(kernel)
         self.nest = nest
         self.split = split  # targets.splits: the serial loop in chunks along grid axis 1
+        self.tile = tile  # targets.planes: (rows, planes) of a 3-D nest walked by planes
         self.dev.mask = "mask"
         self.vector = self.dev.vector
         self.vector |= {lp.var for lp in nest.loops} | set(nest.private) | {r.var for r in nest.reductions}
@@ -203,10 +207,17 @@ class NestEmitter(_Emitter):
         if split:
             extra.append("CHUNK")
         extra.append("BLOCK: tl.constexpr")
+        order = fastest_first(nest, self.kernel)
+        if self.tile is not None:
+            extra += ["ROWS: tl.constexpr", "PLANES: tl.constexpr"]
+            names = tuple(trips[k][0] for k in order)
+            text = self.emit_planes(order, trips, extra)
+            launch = Launch(nest.name, self.launch_args + [t for t, _ in trips], self.f64, trips,
+                            tile=(names, *self.tile))  # type: ignore[arg-type]
+            return text, launch
         body = Lines()
         body.level = 1
         self.out = body
-        order = fastest_first(nest, self.kernel)
         body("pid = tl.program_id(0)")
         body("offs = pid.to(tl.int64) * BLOCK + tl.arange(0, BLOCK)")
         body(f"mask = offs < {' * '.join(t for t, _ in trips)}")
@@ -229,6 +240,12 @@ class NestEmitter(_Emitter):
             body(f"tl.store({py_name(r.var)}_part + pid, {REDUCE[r.op].format(v=py_name(r.var))})")
         if "zero_lanes" not in "\n".join(body.lines[4:]):
             del body.lines[3]
+        launch = Launch(nest.name, self.launch_args + [t for t, _ in trips], self.f64, trips,
+                        list(nest.reductions), split=split)
+        return self.head(extra).text() + body.text(), launch
+
+    def head(self, extra: list[str]) -> Lines:
+        nest = self.nest
         head = Lines()
         head("@triton.jit")
         head(f"def {nest.name}({', '.join(self.params + extra)}):")
@@ -240,9 +257,49 @@ class NestEmitter(_Emitter):
         head(f'"""Parallel nest at {origin}: {loops}."""')
         for p in self.prologue:
             head(p)
-        launch = Launch(nest.name, self.launch_args + [t for t, _ in trips], self.f64, trips,
-                        list(nest.reductions), split=split)
-        return head.text() + body.text(), launch
+        return head
+
+    def emit_planes(self, order: tuple[int, ...], trips: list[tuple[str, ir.Loop]], extra: list[str]) -> str:
+        """A 3-D nest walked by planes (``targets.planes``): the program's BLOCK lanes are a
+        ROWS-row tile of the two fast loops, the program walks PLANES planes of the slow one."""
+        body = Lines()
+        body.level = 1
+        self.out = body
+        (fast, lp_f), (row, lp_r), (slow, lp_s) = (trips[k] for k in order)
+        body("pid = tl.program_id(0).to(tl.int64)")
+        body("lane = tl.arange(0, BLOCK)")
+        body("WIDTH = BLOCK // ROWS  # constexpr")
+        body(f"across = tl.cdiv({fast}, WIDTH)")
+        body(f"down = tl.cdiv({row}, ROWS)")
+        body(f"{py_name(lp_f.var)}_k = (pid % across) * WIDTH + lane % WIDTH")
+        body(f"{py_name(lp_r.var)}_k = (pid // across % down) * ROWS + lane // WIDTH")
+        body("first = pid // across // down * PLANES")
+        body(f"mask = ({py_name(lp_f.var)}_k < {fast}) & ({py_name(lp_r.var)}_k < {row})")
+        body("zero_lanes = tl.zeros([BLOCK], tl.int64)  # broadcasts lane-invariant addresses")
+        for lp in (lp_f, lp_r):
+            body(self.index_line(lp, f"{py_name(lp.var)}_k"))
+        for name in self.nest.private:
+            body(f"{py_name(name)} = tl.zeros([BLOCK], {dev_dtype(self.var_dtype(name))})")
+        self.vector.discard(lp_s.var)  # one plane at a time: a scalar
+        plane = py_name(lp_s.var)
+        with body.block(f"for {plane}_k in range(first, tl.minimum(first + PLANES, {slow})):"):
+            body(self.index_line(lp_s, f"{plane}_k"))
+            for s in self.nest.body:
+                self.stmt(s, "mask")
+        if "zero_lanes" not in "\n".join(body.lines[10:]):
+            del body.lines[9]
+        return self.head(extra).text() + body.text()
+
+    def index_line(self, lp: ir.Loop, k_text: str) -> str:
+        """``var = start + step * k`` (folded) of the loop ``lp`` at iteration ``k_text``."""
+        var = py_name(lp.var)
+        start, step = fold(lp.start), fold(lp.step)
+        if start == ir.Const(0, start.dtype) and step == ir.Const(1, step.dtype):
+            return f"{var} = {k_text}"
+        if step == ir.Const(1, step.dtype):
+            return f"{var} = {self.dev.typed(start, ir.DType.I64)} + {self.dev._wrap(k_text)}"
+        s = self.dev.typed(step, ir.DType.I64)
+        return f"{var} = {self.dev.typed(start, ir.DType.I64)} + {self.dev._wrap(s)} * ({k_text})"
 
     def split_loop(self, split: Split) -> None:
         """The serial loop's chunk ``program_id(1)``: the contributions summed in a
@@ -277,15 +334,7 @@ class NestEmitter(_Emitter):
             name, lp = trips[k]
             last = pos == len(order) - 1
             k_text = rem if last else f"{rem} % {name}"
-            var = py_name(lp.var)
-            start, step = fold(lp.start), fold(lp.step)
-            if start == ir.Const(0, start.dtype) and step == ir.Const(1, step.dtype):
-                line = f"{var} = {k_text}"
-            elif step == ir.Const(1, step.dtype):
-                line = f"{var} = {self.dev.typed(start, ir.DType.I64)} + {self.dev._wrap(k_text)}"
-            else:
-                s = self.dev.typed(step, ir.DType.I64)
-                line = f"{var} = {self.dev.typed(start, ir.DType.I64)} + {self.dev._wrap(s)} * ({k_text})"
+            line = self.index_line(lp, k_text)
             note = "  # fastest: the contiguous index" if pos == 0 and len(order) > 1 else ""
             body(line + note)
             if not last:

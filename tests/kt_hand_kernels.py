@@ -123,6 +123,34 @@ def stencil() -> ir.Kernel:
     )
 
 
+def lap3d() -> ir.Kernel:
+    """lu(1:nx, 1:ny, 1:nz) = the 7-point sum of u minus 6 u, arrays (0:n+1) in each dim;
+    the halo of lu untouched."""
+    nx, ny, nz, i, j, k = v("nx"), v("ny"), v("nz"), v("i"), v("j"), v("k")
+
+    def p1(x: ir.Expr, d: int = 1) -> ir.Expr:
+        return b("add", x, c(d))
+
+    def u(x: ir.Expr, y: ir.Expr, z: ir.Expr) -> ir.Load:
+        return ld("u", x, y, z)
+
+    terms = [u(i, p1(j), p1(k)), u(p1(i, 2), p1(j), p1(k)), u(p1(i), j, p1(k)), u(p1(i), p1(j, 2), p1(k)),
+             u(p1(i), p1(j), k), u(p1(i), p1(j), p1(k, 2))]
+    total: ir.Expr = b("mul", c(-6.0), u(p1(i), p1(j), p1(k)))
+    for t in terms:
+        total = b("add", total, t)
+    inner = loop("i", c(0), nx, [asg(ld("lu", p1(i), p1(j), p1(k)), total)], line=9)
+    shape = (p1(nx, 2), p1(ny, 2), p1(nz, 2))
+    return ir.Kernel(
+        "lap3d",
+        (ir.Scalar("nx", I32), ir.Scalar("ny", I32), ir.Scalar("nz", I32),
+         ir.Array("u", F64, shape, lower=(c(0), c(0), c(0))),
+         ir.Array("lu", F64, shape, intent=Intent.INOUT, lower=(c(0), c(0), c(0)))),
+        (ir.Scalar("i", I32), ir.Scalar("j", I32), ir.Scalar("k", I32)),
+        (loop("k", c(0), nz, [loop("j", c(0), ny, [inner], line=8)], line=7),), origin(3),
+    )
+
+
 def axpy3d() -> ir.Kernel:
     """w(i,j,k) = s*u(i,j,k) + z(i,j,k), then umax = max |u|, both 3-D collapsed."""
     nx, ny, nz, i, j, k, s = v("nx"), v("ny"), v("nz"), v("i"), v("j"), v("k"), v("s", F64)
@@ -222,7 +250,7 @@ def gemv_rows() -> ir.Kernel:
     )
 
 
-ALL = (daxpy, ddot, stencil, axpy3d, recur, reverse, dgemv)
+ALL = (daxpy, ddot, stencil, axpy3d, lap3d, recur, reverse, dgemv)
 
 
 # ---------------------------------------------------- from Fortran (frontend + analysis)

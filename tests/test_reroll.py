@@ -82,3 +82,42 @@ def test_not_an_unrolling_is_left_alone() -> None:
     for src in (wrong_shift, step_mismatch, used_after):
         lp = loops(reroll(kernel(src)))[1]
         assert ir.expr_str(lp.step) != "1" and len(lp.body) == 7
+
+
+DOT5 = """
+      DOUBLE PRECISION FUNCTION DOT5(N, DX, DY)
+      INTEGER N, I, MP1
+      DOUBLE PRECISION DX(*), DY(*), S
+      S = 0.0D0
+      MP1 = MOD(N, 5) + 1
+      DO 10 I = MP1, N, 5
+         S = S + DX(I)*DY(I) + DX(I+1)*DY(I+1) + DX(I+2)*DY(I+2) +
+     +       DX(I+3)*DY(I+3) + DX(I+4)*DY(I+4)
+   10 CONTINUE
+      DOT5 = S
+      END
+"""
+
+
+def test_unrolled_sum_adds_the_same_terms_in_the_same_order() -> None:
+    """One unrolled sum statement becomes one term per unit step, over the same indices in the
+    same order: S receives the same additions one after another as before."""
+    (before,) = loops(kernel(DOT5))
+    (after,) = loops(reroll(kernel(DOT5)))
+    assert ir.expr_str(after.step) == "1" and len(after.body) == 1
+    assert ir.expr_str(after.body[0].value) == "(s + (dx[i] * dy[i]))"
+    for n in (0, 4, 5, 11, 23):
+        env = {"n": n, "mp1": n % 5 + 1}
+        lo, hi, step = (int(ir.evaluate(e, env)) for e in (before.start, before.stop, before.step))
+        old = [i + j for i in range(lo, hi, step) for j in range(5)]
+        new = list(range(int(ir.evaluate(after.start, env)), int(ir.evaluate(after.stop, env))))
+        assert new == old, n
+    assert "re-rolled from a 5-way unrolled body" in loops(analyze(kernel(DOT5)))[0].reason
+
+
+def test_sums_that_are_not_unrollings_are_left_alone() -> None:
+    shifted = DOT5.replace("DX(I+3)*DY(I+3)", "DX(I+3)*DY(I+4)")
+    grouped = DOT5.replace("S = S + DX(I)*DY(I) +", "S = S + (DX(I)*DY(I) +").replace("DY(I+4)\n", "DY(I+4))\n")
+    for src in (shifted, grouped):
+        (lp,) = loops(reroll(kernel(src)))
+        assert ir.expr_str(lp.step) != "1"

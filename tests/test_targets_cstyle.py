@@ -7,6 +7,8 @@ is present (``gpu`` marker)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import ctypes
 import shutil
 import subprocess
@@ -84,7 +86,7 @@ def cuda_libs_2d(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     if not HAVE_NVCC:
         pytest.skip("nvcc not found")
     return _build("cuda", tmp_path_factory.mktemp("cuda2d"), Schedule(block_rows=8, march=3),
-                  (hk.stencil, hk.axpy3d))
+                  (hk.stencil, hk.axpy3d, hk.lap3d))
 
 
 # ------------------------------------------------------------ numeric cases
@@ -149,6 +151,20 @@ def case_axpy3d(lib: ctypes.CDLL) -> None:
     assert umax.value == np.abs(u).max()
 
 
+def case_lap3d(lib: ctypes.CDLL) -> None:
+    rng = np.random.default_rng(9)
+    nx, ny, nz = 21, 9, 11  # 11 planes: runs of 8 (and of 3) cut short at the end
+    u = np.asfortranarray(rng.normal(size=(nx + 2, ny + 2, nz + 2)))
+    lu = np.asfortranarray(np.full((nx + 2, ny + 2, nz + 2), -7.0))
+    lib.kt_lap3d.argtypes = [I, I, I, ctypes.c_void_p, ctypes.c_void_p]
+    lib.kt_lap3d(nx, ny, nz, ptr(u), ptr(lu))
+    want = np.full_like(lu, -7.0)
+    c = (slice(1, -1),) * 3
+    want[c] = (-6.0 * u[c] + u[:-2, 1:-1, 1:-1] + u[2:, 1:-1, 1:-1] + u[1:-1, :-2, 1:-1] + u[1:-1, 2:, 1:-1]
+               + u[1:-1, 1:-1, :-2] + u[1:-1, 1:-1, 2:])
+    np.testing.assert_allclose(lu, want, rtol=1e-13, atol=1e-13)
+
+
 def case_recur(lib: ctypes.CDLL) -> None:
     rng = np.random.default_rng(5)
     n = 50
@@ -199,7 +215,7 @@ def case_dgemv(lib: ctypes.CDLL) -> None:
 
 CASES: dict[str, Callable[[ctypes.CDLL], None]] = {
     "daxpy": case_daxpy, "ddot": case_ddot, "stencil": case_stencil, "axpy3d": case_axpy3d,
-    "recur": case_recur, "reverse": case_reverse, "dgemv": case_dgemv,
+    "recur": case_recur, "reverse": case_reverse, "dgemv": case_dgemv, "lap3d": case_lap3d,
 }
 
 
@@ -229,7 +245,7 @@ def test_cuda_numbers_on_gpu(cuda_libs: dict[str, Path], name: str) -> None:
 
 @pytest.mark.slow
 @pytest.mark.gpu
-@pytest.mark.parametrize("name", ["stencil", "axpy3d"])
+@pytest.mark.parametrize("name", ["stencil", "axpy3d", "lap3d"])
 def test_cuda_2d_blocks_on_gpu(cuda_libs_2d: dict[str, Path], name: str) -> None:
     if not _has_gpu():
         pytest.skip("no CUDA GPU")
@@ -308,18 +324,36 @@ end subroutine
 
 def test_cuda_2d_block_text() -> None:
     """``block_rows`` shapes the blocks of 2-D and 3-D nests only; 1-D nests keep one row."""
-    sch = Schedule(block=256, block_rows=8)
+    sch = Schedule(block=256, block_rows=8, march=1)
     src = get_renderer("cuda", sch).render(hk.axpy3d(), sch).source
     assert "const dim3 block(32, 8);" in src
-    assert "const dim3 grid(kt_grid(i_trip, 32), kt_grid(j_trip, 8), kt_grid(k_trip, 1));" in src
+    # a thread per point along x (no cap) unless the schedule asks for grid-stride loops
+    assert "const dim3 grid(kt_grid(i_trip, 32, INT_MAX), kt_grid(j_trip, 8), kt_grid(k_trip, 1));" in src
+    strided = replace(sch, grid_stride=True)
+    assert "const dim3 grid(kt_grid(i_trip, 32), kt_grid(j_trip, 8), kt_grid(k_trip, 1));" in \
+        get_renderer("cuda", strided).render(hk.axpy3d(), strided).source
     flat = get_renderer("cuda", sch).render(hk.daxpy(), sch).source
     assert "const dim3 block(256);" in flat
-    assert sch.variant() == "as analysed, block 256 as 32x8"
+    assert sch.variant() == "as analysed, block 256 as 32x8, a point per thread"
     marching = Schedule(block=256, block_rows=8, march=4)
     src = get_renderer("cuda", marching).render(hk.axpy3d(), marching).source
     assert "for (int run = blockIdx.z; run * 4 < k_trip; run += gridDim.z) {" in src
     assert "kt_grid((k_trip + 3) / 4, 1)" in src
     assert "for (int run" not in get_renderer("cuda", marching).render(hk.stencil(), marching).source  # 2-D
+    default = get_renderer("cuda").render(hk.axpy3d()).source  # 3-D nests walk planes unless told not to
+    assert "const dim3 block(64, 4);" in default and "kt_grid((k_trip + 7) / 8, 1)" in default
+
+
+def test_cuda_register_queue_text() -> None:
+    """A 3-D stencil walking planes keeps u(i,j,k-1..k+1) in three registers: one load per
+    plane; the in-plane neighbours are loads."""
+    src = get_renderer("cuda").render(hk.lap3d()).source
+    assert "double kt_u_k0, kt_u_kp1;" in src
+    assert "kt_u_k0 = u[i + 1 + u_n0 * (j + 1 + u_n1 * k)];" in src
+    assert "const double kt_u_kp2 = u[i + 1 + u_n0 * (j + 1 + u_n1 * (k + 2))];" in src
+    assert "kt_u_k0 = kt_u_kp1; kt_u_kp1 = kt_u_kp2;" in src
+    assert src.count(" u[") == 3 + 4  # the queue's three loads and the four in-plane neighbours
+    assert "-6.0 * kt_u_kp1 +" in src and "+ kt_u_k0 + kt_u_kp2;" in src
 
 
 def test_kokkos_text() -> None:

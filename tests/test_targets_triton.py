@@ -21,6 +21,7 @@ pytest.importorskip("triton")
 from targets.base import Unsupported, get_renderer  # noqa: E402
 from translate import ir  # noqa: E402
 from translate.ir import DType, Intent, Layout, LoopKind  # noqa: E402
+from translate.schedule import Schedule  # noqa: E402
 
 F64, I32, CHAR = DType.F64, DType.I32, DType.CHAR
 ON_GPU = os.environ.get("TRITON_INTERPRET") != "1"
@@ -76,8 +77,8 @@ def kern(name: str, params: tuple[ir.Decl, ...], body: tuple[ir.Stmt, ...], loca
     return ir.Kernel(name, params, locals_, body, ir.Origin(f"src/{name}.f", 1), result)
 
 
-def load_module(kernel: ir.Kernel, tmp_path: Path) -> tuple[ModuleType, str]:
-    rendered = get_renderer("triton").render(kernel)
+def load_module(kernel: ir.Kernel, tmp_path: Path, schedule: Schedule | None = None) -> tuple[ModuleType, str]:
+    rendered = get_renderer("triton", schedule).render(kernel, schedule)
     assert rendered.entry == f"triton/{kernel.name}_triton.py" and rendered.symbol == kernel.name
     (path,) = [p for p in rendered.write(tmp_path) if p.name.endswith("_triton.py")]
     spec = importlib.util.spec_from_file_location(f"kt_{kernel.name}_{abs(hash(tmp_path))}", path)
@@ -236,14 +237,21 @@ def test_stencil_2d_halo_left(tmp_path: Path) -> None:
         np.testing.assert_allclose(tb.cpu().numpy().reshape((nn + 2, mm + 2), order="F"), want, rtol=1e-14)
 
 
-def test_collapsed_3d_mixed_layouts(tmp_path: Path) -> None:
+@pytest.mark.parametrize("march", [0, 1, 3])
+def test_collapsed_3d_mixed_layouts(tmp_path: Path, march: int) -> None:
+    """A 3-D nest as a flat lane index (``march=1``) and walked by planes (``targets.planes``:
+    the default 2-row tiles walking 4 planes, and runs of 3 cut short at the end)."""
     n1, n2, n3, i, j, k = v("n1"), v("n2"), v("n3"), v("i"), v("j"), v("k")
     body = (loop("k", 0, n3, (loop("j", 0, n2, (loop("i", 0, n1, (ir.Assign(
         ld("cc", i, j, k), b("add", b("mul", v("alpha", F64), ld("a", i, j, k)), ld("bt", k, j, i))),),),),),),),)
     params = (sc("n1"), sc("n2"), sc("n3"), sc("alpha", F64), arr("a", n1, n2, n3),
               arr("bt", n3, n2, n1, layout=Layout.RIGHT), arr("cc", n1, n2, n3, intent=Intent.OUT))
-    mod, src = load_module(kern("axpb3", params, body), tmp_path)
-    assert "k_trip" in src and "j_trip" in src and "rem = rem // j_trip" in src
+    mod, src = load_module(kern("axpb3", params, body), tmp_path, Schedule(march=march))
+    if march == 1:
+        assert "k_trip" in src and "j_trip" in src and "rem = rem // j_trip" in src
+    else:
+        assert "for k_k in range(first, tl.minimum(first + PLANES, k_trip)):" in src
+        assert f"PLANES={march or 4})" in src and "rows = min(2, block)" in src
     r = rng(6)
     a1, a2, a3 = 5, 6, 7
     A = r.standard_normal((a1, a2, a3))

@@ -37,6 +37,8 @@ MIN_GAIN = 0.95  # a variant replaces the current schedule only when at least 5%
 GPU_TARGETS = ("cuda", "triton")
 BLOCKS = {"cuda": (128, 256, 512, 1024), "triton": (128, 256, 512, 1024, 2048), "kokkos": (256,)}
 LEVELS = {"cuda": (0, 1), "triton": (0, 1), "kokkos": (0, 1, 2)}
+# (block rows, planes) tried for 3-D nests walked by planes (targets.planes); (0, 1): a point per thread
+PLANES = {"cuda": ((0, 1), (8, 4), (2, 16)), "triton": ((0, 1), (4, 4), (2, 8), (8, 4))}
 
 
 @dataclass(frozen=True)
@@ -131,8 +133,9 @@ def variants(target: str, current: Schedule, budget: int | None = None, kernel: 
     """Schedules to try, the current one excluded, at most ``budget`` (None: all): matrix products as
     loops where a product was recognised, the source loop order where the analysis found
     an interchange, rows the other way (a program, warp or team per row, or a thread per
-    row), whole serial loops (GPU targets), 2-D blocks (CUDA), then loop levels and block
-    sizes. ``loops_for_products=False`` leaves out the loop form of a product (hours at
+    row), whole serial loops (GPU targets), other tiles of 3-D nests walked by planes or a
+    point per thread (GPU targets), grid-stride loops and 2-D blocks (CUDA), then loop levels
+    and block sizes. ``loops_for_products=False`` leaves out the loop form of a product (hours at
     sizes that fill a GPU)."""
     out = []
     if kernel is not None and loops_for_products and contraction.has_product(kernel):
@@ -143,10 +146,11 @@ def variants(target: str, current: Schedule, budget: int | None = None, kernel: 
     out.append(replace(current, row_programs=not current.row_programs))
     if target in ("cuda", "triton"):
         out.append(replace(current, split_serial=not current.split_serial))
+    if target in PLANES:  # 3-D nests only (elsewhere the same code): a point per thread, other tiles
+        out += [replace(current, block_rows=r, march=m) for r, m in PLANES[target]]
     if target == "cuda":
+        out.append(replace(current, grid_stride=not current.grid_stride))
         out += [replace(current, block_rows=r) for r in (8, 4) if r != current.block_rows]
-        if current.march == 1:  # 3-D nests only (elsewhere the same code)
-            out.append(replace(current, block_rows=8, march=8))
     out += [replace(current, level=lv, block=b) for lv in LEVELS.get(target, (0,)) for b in BLOCKS.get(target, (256,))]
     return [s for s in out if s != current][:budget]  # [:None] keeps all
 
@@ -199,6 +203,7 @@ def search(target: str, kernel: ir.Kernel, pc: ProfileCase, current: Schedule, c
                 **({"cached": True} if seen is not None else {})}]
     best, best_s = current, current_s
     tried = 0
+    sources = {current_source: "the current"}  # a variant rendering the same code as an earlier one is skipped
     for sch in variants(target, current, None, kernel, loops_for_products):
         if tried == budget:
             break
@@ -208,9 +213,11 @@ def search(target: str, kernel: ir.Kernel, pc: ProfileCase, current: Schedule, c
         except Unsupported as err:
             history.append({"variant": sch.variant(), "status": "unsupported", "reason": str(err)})
             continue
-        if rendered.source == current_source:
-            history.append({"variant": sch.variant(), "status": "skipped", "reason": "the same code as the current"})
+        if rendered.source in sources:
+            history.append({"variant": sch.variant(), "status": "skipped",
+                            "reason": f"the same code as {sources[rendered.source]}"})
             continue
+        sources[rendered.source] = f"'{sch.variant()}'"
         tried += 1  # the budget counts variants with code of their own
         key = cache.key(rendered.source, device, pc.sizes)
         got = cache.get(key)

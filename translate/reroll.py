@@ -13,6 +13,15 @@ GPU the unrolled form gives each thread k neighbouring elements, so neighbouring
 threads are k elements apart and a warp's loads are strided; the re-rolled loop
 gives neighbouring threads neighbouring elements.
 
+A sum unrolled into one statement (reference DDOT and DASUM)::
+
+    DO I = MP1, N, 5                     ->   DO I' = MP1, MP1 + 5*TRIP - 1
+       S = S + X(I)*Y(I) + ... + X(I+4)*Y(I+4)      S = S + X(I')*Y(I')
+    END DO                                     END DO
+
+adds the same terms to ``S`` in the same order (Fortran's ``+`` groups from the left), so
+it is re-rolled too: its loads become unit-stride instead of k-strided.
+
 The loop is left alone when its variable is read outside every loop that binds it
 (the value after the loop would differ) or when its body holds anything else.
 """
@@ -25,10 +34,39 @@ from translate import ir
 from translate.simplify import simplify, simplify_stmt
 
 
+def _plus(var: str, dtype: ir.DType, j: int) -> dict[str, ir.Expr]:
+    return {var: ir.BinOp("add", ir.Var(var, dtype), ir.Const(j, dtype), dtype)}
+
+
 def _shifted(stmt: ir.Stmt, var: str, dtype: ir.DType, j: int) -> ir.Stmt:
-    moved = ir.substitute(stmt, {var: ir.BinOp("add", ir.Var(var, dtype), ir.Const(j, dtype), dtype)})
+    moved = ir.substitute(stmt, _plus(var, dtype, j))
     assert isinstance(moved, ir.Assign | ir.If | ir.Loop | ir.Return | ir.ErrorCall | ir.Extern)
     return simplify_stmt(moved)
+
+
+def _shift(e: ir.Expr, var: str, dtype: ir.DType, j: int) -> ir.Expr:
+    moved = ir.substitute(e, _plus(var, dtype, j))
+    return simplify(moved)
+
+
+def _rolled_sum(stmt: ir.Stmt, var: str, dtype: ir.DType, k: int) -> ir.Stmt | None:
+    """``s = s + t(i)`` when ``stmt`` is ``s = s + t(i) + t(i+1) + ... + t(i+k-1)``."""
+    if not isinstance(stmt, ir.Assign) or not isinstance(stmt.target, ir.Var):
+        return None
+    terms: list[ir.Expr] = []
+    e = stmt.value
+    while isinstance(e, ir.BinOp) and e.op == "add" and len(terms) < k:
+        terms.append(e.rhs)
+        e = e.lhs
+    if not (isinstance(e, ir.Var) and e.name == stmt.target.name) or len(terms) != k:
+        return None
+    first = simplify(terms[-1])
+    names = _names(first)
+    if var not in names or stmt.target.name in names:
+        return None
+    if any(simplify(t) != _shift(first, var, dtype, j) for j, t in enumerate(reversed(terms))):
+        return None
+    return replace(stmt, value=ir.BinOp("add", e, first, stmt.value.dtype))
 
 
 def _free_reads(stmts: tuple[ir.Stmt, ...], var: str) -> bool:
@@ -60,10 +98,12 @@ def rerolled(loop: ir.Loop) -> ir.Loop | None:
         return None
     k = step.value
     body = loop.body
+    dtype = step.dtype
+    if len(body) == 1 and (summed := _rolled_sum(body[0], loop.var, dtype, k)) is not None:
+        return _unit_step(loop, k, dtype, (summed,))
     if not body or len(body) % k or not all(isinstance(s, ir.Assign) for s in body):
         return None
     g = len(body) // k  # statements per unrolled copy (a swap through a temporary has 3)
-    dtype = step.dtype
     first = tuple(simplify_stmt(s) for s in body[:g])
     if not any(loop.var in _names(s) for s in first):
         return None
@@ -71,10 +111,15 @@ def rerolled(loop: ir.Loop) -> ir.Loop | None:
         for t in range(g):
             if simplify_stmt(body[j * g + t]) != _shifted(first[t], loop.var, dtype, j):
                 return None
+    return _unit_step(loop, k, dtype, first)
+
+
+def _unit_step(loop: ir.Loop, k: int, dtype: ir.DType, body: tuple[ir.Stmt, ...]) -> ir.Loop:
+    """``loop`` (step ``k``) as a unit-step loop over the same ``k * trip`` values, with ``body``."""
     trips = ir.BinOp("div", ir.BinOp("add", ir.BinOp("sub", loop.stop, loop.start, dtype), ir.Const(k - 1, dtype),
                                      dtype), ir.Const(k, dtype), dtype)
     stop = simplify(ir.BinOp("add", loop.start, ir.BinOp("mul", ir.Const(k, dtype), trips, dtype), dtype))
-    return replace(loop, stop=stop, step=ir.Const(1, dtype), body=first,
+    return replace(loop, stop=stop, step=ir.Const(1, dtype), body=body,
                    reason=f"re-rolled from a {k}-way unrolled body")
 
 

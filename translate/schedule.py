@@ -79,11 +79,17 @@ class Schedule:
     # (Kokkos) per row, its lanes along the row
     row_programs: bool = True
     # CUDA: threads of a block along the second loop of a 2-D or 3-D nest (blockDim.y); the
-    # block is block // block_rows wide, so a stencil's neighbouring rows share a block
-    block_rows: int = 1
-    # CUDA: each thread walks this many consecutive iterations of a 3-D nest's outermost loop
-    # (a stencil's neighbouring planes then come from the L1 cache); 1: one iteration each
-    march: int = 1
+    # block is block // block_rows wide, so a stencil's neighbouring rows share a block.
+    # Triton: rows of a program's tile in a 3-D nest walked by planes. 0: the target's
+    # default (targets.planes: 3-D nests walked by planes; 1 otherwise)
+    block_rows: int = 0
+    # a 3-D nest without reductions: each CUDA thread or Triton program walks runs of this
+    # many consecutive iterations of the loop slowest in memory (targets.planes; neighbouring
+    # planes from registers or L1); 1: a thread or lane per point; 0: the target's default
+    march: int = 0
+    # CUDA: the grid's x axis capped at 65535 blocks, each thread looping over the rest
+    # (grid-stride); off: a thread per element along x (nests without reductions)
+    grid_stride: bool = False
     # a short parallel loop around a serial loop that accumulates into one element per thread
     # (DGEMV 'N' after the interchange) splits the serial loop over blocks, adding atomically
     split_serial: bool = True
@@ -106,8 +112,10 @@ class Schedule:
         return (f"{self.describe()}, block {self.block}" + ("" if self.interchange else ", no interchange")
                 + ("" if self.row_programs else ", a thread per row")
                 + ("" if self.split_serial else ", serial loops whole")
-                + ("" if self.block_rows == 1 else f" as {self.block // self.block_rows}x{self.block_rows}")
-                + ("" if self.march == 1 else f", {self.march} planes per thread")
+                + ("" if self.block_rows == 0 else f" as {self.block // self.block_rows}x{self.block_rows}")
+                + ("" if self.march == 0 else ", a point per thread" if self.march == 1
+                   else f", {self.march} planes per thread")
+                + (", grid-stride" if self.grid_stride else "")
                 + ("" if self.contraction else ", products as loops"))
 
 

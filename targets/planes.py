@@ -1,0 +1,128 @@
+"""Nests walked plane by plane: a 3-D parallel nest without reductions whose slowest loop
+(the outermost in memory) each CUDA thread or Triton program walks in runs of consecutive
+iterations, the other two loops spread over a 2-D tile of threads or lanes.
+
+A stencil's neighbouring rows then come from the same tile and its neighbouring planes
+from the previous iterations of the same thread: on the H200 a 7-point 3-D Laplacian ran
+at 42-61% of the copy bandwidth with a thread per point along a flat index, and at 75-84%
+walking 4-8 planes with 2-D tiles (``docs/measurements/2026-12-03-h200-plane-probe.txt``).
+
+For CUDA, reads of one read-only array at the same in-plane position and planes ``k+c``
+for several constants ``c`` (``u(i,j,k-1)``, ``u(i,j,k)``, ``u(i,j,k+1)``) form a
+register queue (:func:`queues`): each iteration loads only the newest plane's value and
+the others move down one slot.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+
+from translate import ir
+from translate.irquery import arrays_written
+from translate.schedule import DeviceNest, Schedule, fastest_first
+from translate.simplify import simplify
+
+# (rows of a tile, planes per run) of a 3-D nest when the schedule leaves them at 0: measured
+# best or near it on the H200 for the examples' 3-D stencils (the search tries others)
+DEFAULT_TILE = {"cuda": (4, 8), "triton": (2, 4)}
+
+
+def plane_walk(seg: DeviceNest, kernel: ir.Kernel, schedule: Schedule, target: str) -> tuple[int, int] | None:
+    """(rows, planes) when ``seg`` is walked in runs of planes, else None (not a 3-D nest
+    without reductions, or the schedule's ``march`` is 1)."""
+    if len(seg.loops) != 3 or seg.reductions or schedule.march == 1 or target not in DEFAULT_TILE:
+        return None
+    rows, planes = DEFAULT_TILE[target]
+    return (schedule.block_rows or rows, schedule.march or planes)
+
+
+def plane_loop(seg: DeviceNest, kernel: ir.Kernel) -> ir.Loop:
+    """The loop a thread or program walks: the slowest in memory."""
+    return seg.loops[fastest_first(seg, kernel)[2]]
+
+
+@dataclass(frozen=True)
+class Queue:
+    """Reads of ``array`` at planes ``var + first``, ``var + first + 1``, ... (``slots``:
+    the loads, the plane loop variable in place)."""
+
+    array: str
+    first: int
+    slots: tuple[ir.Load, ...]
+
+    def names(self, group: int) -> list[str]:
+        """The registers of the slots, named after the array and the plane offset."""
+        tag = f"{self.array}{group or ''}"
+        return [f"kt_{tag}_k{'m' if c < 0 else 'p' if c > 0 else ''}{abs(c)}"
+                for c in range(self.first, self.first + len(self.slots))]
+
+
+def queues(seg: DeviceNest, var: str) -> list[Queue]:
+    """The register queues of the nest's body along the plane loop ``var``: loads of arrays
+    the nest does not write, in statements that run every iteration (not under an IF or in
+    an inner loop, not in a SELECT branch), indexed by loop variables and the nest's
+    scalar inputs only, ``var`` in one subscript as ``var + constant``; two or more planes
+    of the same in-plane position."""
+    written = set().union(*(arrays_written(s) for s in seg.body))
+    steady = {lp.var for lp in seg.loops} | set(seg.scalars_in)
+    groups: dict[tuple[str, int, tuple[ir.Expr, ...]], dict[int, ir.Load]] = {}
+    for s in seg.body:
+        if not isinstance(s, ir.Assign):
+            continue
+        for load in _unconditional_loads(s.value):
+            nested = any(isinstance(n, ir.Load) for e in load.index for n in ir.walk(e))
+            if load.array in written or nested or not _names(load) <= steady:
+                continue
+            where = [d for d, e in enumerate(load.index) if var in _names(e)]
+            if len(where) != 1:
+                continue
+            off = simplify(ir.BinOp("sub", load.index[where[0]], ir.Var(var, ir.DType.I32), ir.DType.I32))
+            if not isinstance(off, ir.Const) or not isinstance(off.value, int) or isinstance(off.value, bool):
+                continue
+            rest = tuple(e for d, e in enumerate(load.index) if d != where[0])
+            groups.setdefault((load.array, where[0], rest), {})[off.value] = load
+    out = []
+    for (array, dim, _), found in groups.items():
+        if len(found) < 2:
+            continue
+        lo, hi = min(found), max(found)
+        any_load = next(iter(found.values()))
+        slots = tuple(found.get(c) or _at(any_load, dim, var, c) for c in range(lo, hi + 1))
+        out.append(Queue(array, lo, slots))
+    return out
+
+
+def replace_loads(node: object, mapping: dict[ir.Load, ir.Expr]) -> object:
+    """``node`` with every load in ``mapping`` replaced by its expression."""
+    if isinstance(node, ir.Load) and node in mapping:
+        return mapping[node]
+    if not hasattr(node, "__dataclass_fields__") or isinstance(node, ir.Reduction | ir.Origin):
+        return node
+    changes = {}
+    for f in fields(node):  # type: ignore[arg-type]
+        value = getattr(node, f.name)
+        new = tuple(replace_loads(v, mapping) for v in value) if isinstance(value, tuple) else \
+            replace_loads(value, mapping)
+        if new != value:
+            changes[f.name] = new
+    return replace(node, **changes) if changes else node  # type: ignore[type-var]
+
+
+def _at(load: ir.Load, dim: int, var: str, c: int) -> ir.Load:
+    index = list(load.index)
+    index[dim] = simplify(ir.BinOp("add", ir.Var(var, ir.DType.I32), ir.Const(c, ir.DType.I32), ir.DType.I32))
+    return replace(load, index=tuple(index))
+
+
+def _unconditional_loads(e: object) -> list[ir.Load]:
+    """Loads evaluated whenever ``e`` is (a SELECT's branches left out), outermost first."""
+    if isinstance(e, ir.Select):
+        return _unconditional_loads(e.cond)
+    out = [e] if isinstance(e, ir.Load) else []
+    for child in ir.children(e):
+        out += _unconditional_loads(child)
+    return out
+
+
+def _names(node: object) -> set[str]:
+    return {n.name for n in ir.walk(node) if isinstance(n, ir.Var)}
