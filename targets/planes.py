@@ -3,9 +3,10 @@
 iterations, the other two loops spread over a 2-D tile of threads or lanes.
 
 A stencil's neighbouring rows then come from the same tile and its neighbouring planes
-from the previous iterations of the same thread: on the H200 a 7-point 3-D Laplacian ran
-at 42-61% of the copy bandwidth with a thread per point along a flat index, and at 75-84%
-walking 4-8 planes with 2-D tiles (``docs/measurements/2026-12-03-h200-plane-probe.txt``).
+from the previous iterations of the same thread. In a hand-written probe of a 7-point 3-D
+Laplacian on the H200 (``docs/measurements/2026-12-03-h200-plane-probe.txt``) a thread per
+point reached 42% (CUDA) and 56% (Triton) of the copy bandwidth, plane walking 75% (CUDA,
+64x4 blocks with a register queue) and 84% (Triton, 2-row tiles walking 4 planes).
 
 For CUDA, reads of one read-only array at the same in-plane position and planes ``k+c``
 for several constants ``c`` (``u(i,j,k-1)``, ``u(i,j,k)``, ``u(i,j,k+1)``) form a

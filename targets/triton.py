@@ -13,6 +13,7 @@ the host with the variable's previous value."""
 from __future__ import annotations
 
 from targets.base import Capabilities, Rendered, Renderer, register
+from targets.planes import plane_walk
 from targets.splits import FILL_THREADS, MIN_CHUNK, split_nest
 from targets.triton_expr import TORCH_DTYPE, HostExpr, UnsupportedExpr, py_name
 from targets.triton_extern import (
@@ -26,7 +27,6 @@ from targets.triton_extern import (
     output_needed,
 )
 from targets.triton_helpers import DEVICE_DEPENDS, DEVICE_HELPERS, HOST_DEPENDS, HOST_HELPERS, closure
-from targets.planes import plane_walk
 from targets.triton_kernels import Launch, Lines, NestEmitter, SerialEmitter
 from targets.triton_rows import RowEmitter, row_nest
 from translate import ir

@@ -7,13 +7,12 @@ is present (``gpu`` marker)."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import ctypes
 import shutil
 import subprocess
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
