@@ -364,7 +364,8 @@ class _ModuleWriter:
                     out(f"{launch.kernel}[grid]({', '.join(args + ['BLOCK=block', 'ROWS=rows', f'PLANES={planes}'])})")
                 return
             with out.block(f"if {total} > 0:"):
-                out(f"grid = (triton.cdiv({total}, block),"
+                per = "block" if launch.tiles == 1 else f"block * {launch.tiles}"
+                out(f"grid = (triton.cdiv({total}, {per}),"
                     + (f" max(1, triton.cdiv({launch.split[0]}, chunk)))" if launch.split is not None else ")"))
                 for r in launch.partials:
                     part = f"{py_name(r.var)}_part"
@@ -374,7 +375,8 @@ class _ModuleWriter:
                     out(f"fargs = torch.tensor([{', '.join(launch.f64)}], dtype=torch.float64, device=dev)")
                     args.append("fargs")
                 chunk = ["CHUNK=chunk"] if launch.split is not None else []
-                out(f"{launch.kernel}[grid]({', '.join(args + chunk + ['BLOCK=block'])})")
+                tiles = [f"TILES={launch.tiles}"] if launch.tiles > 1 else []
+                out(f"{launch.kernel}[grid]({', '.join(args + chunk + ['BLOCK=block'] + tiles)})")
                 for r in launch.partials:
                     v = py_name(r.var)
                     out(_COMBINE[r.op].format(v=v, p=f"{v}_part"))

@@ -453,3 +453,12 @@ def test_fortran_interface_compiles(make: Callable[[], ir.Kernel], tmp_path: Pat
     assert res.returncode == 0, res.stderr
     text = src.read_text()
     assert f'bind(C, name="kt_{k.name}")' in text and "use iso_c_binding" in text
+
+
+def test_cuda_reduction_loop_unrolled_text() -> None:
+    """A 1-D reduction's grid-stride loop takes four iterations at a time without bounds
+    checks, then the rest one at a time; 2-D reductions keep one loop per axis."""
+    src = get_renderer("cuda").render(hk.ddot()).source
+    assert "for (; i_first + 3LL * stride < i_trip; i_first += 4 * stride) {" in src
+    assert "const int i = i_first + 3 * stride;" in src and "for (; i_first < i_trip; i_first += stride) {" in src
+    assert "i_first" not in get_renderer("cuda").render(hk.axpy3d()).source
