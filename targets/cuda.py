@@ -393,7 +393,7 @@ class CudaRenderer(CStyleRenderer):
                     # far-apart runs, which was 30% slower for a misaligned in-place loop (H200)
                     dims[0] = f"kt_grid({trips[0]}, {shape[0]}, INT_MAX)"
                 if walk:
-                    dims[2] = f"kt_grid(({trips[2]} + {walk[1] - 1}) / {walk[1]}, 1)"
+                    dims[-1] = f"kt_grid(({trips[-1]} + {walk[1] - 1}) / {walk[1]}, 1)"
                 if seg.reductions and len(trips) > 1:
                     # every block ends in one atomic per reduction: a few thousand blocks in all, the
                     # outer loops strided, not one block per row (contention on the same addresses)

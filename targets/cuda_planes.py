@@ -1,5 +1,6 @@
 """CUDA: a 3-D nest walked plane by plane (``targets.planes``): a 2-D thread block over the
-two fast loops, each thread walking a run of consecutive planes with its register queues."""
+two fast loops, each thread walking a run of consecutive planes with its register queues
+(a 2-D nest: a 1-D block over the fast loop, each thread walking a run of rows)."""
 
 from __future__ import annotations
 
@@ -18,16 +19,20 @@ if TYPE_CHECKING:
 def walk_planes(r: CudaRenderer, buf: CodeBuffer, seg: DeviceNest, order: list[ir.Loop],
                 k_names: Mapping[str, str], planes: int) -> None:
     """The loops and body of a plane-walking kernel: ``order`` fastest first (x, y, then
-    the plane loop on blockIdx.z in runs of ``planes``)."""
-    for axis, lp in (("y", order[1]), ("x", order[0])):
+    the plane loop on blockIdx.z in runs of ``planes``; a 2-D nest: x, then the rows on
+    blockIdx.y)."""
+    inplane = (("y", order[1]), ("x", order[0])) if len(order) == 3 else (("x", order[0]),)
+    run_axis = "z" if len(order) == 3 else "y"
+    for axis, lp in inplane:
         k = k_names.get(lp.var, r.var(lp.var))
         buf.line(f"for (int {k} = blockIdx.{axis} * blockDim.{axis} + threadIdx.{axis}; "
                  f"{k} < {r.var(lp.var)}_trip; {k} += gridDim.{axis} * blockDim.{axis}) {{")
         buf.level += 1
     plane = plane_loop(seg, r.kernel)
     k, trip = k_names.get(plane.var, r.var(plane.var)), f"{r.var(plane.var)}_trip"
-    buf.line(f"// a run of {planes} planes per thread: neighbouring planes stay in registers or L1")
-    buf.line(f"for (int run = blockIdx.z; run * {planes} < {trip}; run += gridDim.z) {{")
+    what = "planes" if len(order) == 3 else "rows"
+    buf.line(f"// a run of {planes} {what} per thread: neighbouring {what} stay in registers or L1")
+    buf.line(f"for (int run = blockIdx.{run_axis}; run * {planes} < {trip}; run += gridDim.{run_axis}) {{")
     buf.level += 1
     buf.line(f"const int run_end = {trip} - run * {planes} < {planes} ? {trip} : (run + 1) * {planes};")
     qs = queues(seg, plane.var)
@@ -55,6 +60,6 @@ def walk_planes(r: CudaRenderer, buf: CodeBuffer, seg: DeviceNest, order: list[i
     for g, q in enumerate(qs):
         names = q.names(g)
         buf.line(" ".join(f"{a} = {b};" for a, b in zip(names[:-1], names[1:], strict=True)))
-    for _ in range(4):
+    for _ in range(len(inplane) + 2):
         buf.level -= 1
         buf.line("}")

@@ -1,6 +1,7 @@
 """Nests walked plane by plane: a 3-D parallel nest without reductions whose slowest loop
 (the outermost in memory) each CUDA thread or Triton program walks in runs of consecutive
-iterations, the other two loops spread over a 2-D tile of threads or lanes.
+iterations, the other two loops spread over a 2-D tile of threads or lanes. On CUDA a 2-D
+nest can be walked the same way, row by row (a search variant, not the default).
 
 A stencil's neighbouring rows then come from the same tile and its neighbouring planes
 from the previous iterations of the same thread. In a hand-written probe of a 7-point 3-D
@@ -29,9 +30,14 @@ DEFAULT_TILE = {"cuda": (4, 8), "triton": (4, 4)}
 
 
 def plane_walk(seg: DeviceNest, kernel: ir.Kernel, schedule: Schedule, target: str) -> tuple[int, int] | None:
-    """(rows, planes) when ``seg`` is walked in runs of planes, else None (not a 3-D nest
-    without reductions, or the schedule's ``march`` is 1)."""
-    if len(seg.loops) != 3 or seg.reductions or schedule.march == 1 or target not in DEFAULT_TILE:
+    """(rows, planes) when ``seg`` is walked in runs of planes, else None: a 3-D nest without
+    reductions unless the schedule's ``march`` is 1; a 2-D one on CUDA (runs of rows, each
+    thread walking ``march`` rows of a 1-D block) only when the schedule asks for ``march`` > 1."""
+    if seg.reductions or schedule.march == 1 or target not in DEFAULT_TILE:
+        return None
+    if len(seg.loops) == 2 and target == "cuda" and schedule.march > 1:
+        return (1, schedule.march)
+    if len(seg.loops) != 3:
         return None
     rows, planes = DEFAULT_TILE[target]
     return (schedule.block_rows or rows, schedule.march or planes)
@@ -39,7 +45,7 @@ def plane_walk(seg: DeviceNest, kernel: ir.Kernel, schedule: Schedule, target: s
 
 def plane_loop(seg: DeviceNest, kernel: ir.Kernel) -> ir.Loop:
     """The loop a thread or program walks: the slowest in memory."""
-    return seg.loops[fastest_first(seg, kernel)[2]]
+    return seg.loops[fastest_first(seg, kernel)[-1]]
 
 
 @dataclass(frozen=True)
@@ -50,11 +56,12 @@ class Queue:
     array: str
     first: int
     slots: tuple[ir.Load, ...]
+    var: str = "k"
 
     def names(self, group: int) -> list[str]:
-        """The registers of the slots, named after the array and the plane offset."""
+        """The registers of the slots, named after the array, the plane loop and the offset."""
         tag = f"{self.array}{group or ''}"
-        return [f"kt_{tag}_k{'m' if c < 0 else 'p' if c > 0 else ''}{abs(c)}"
+        return [f"kt_{tag}_{self.var}{'m' if c < 0 else 'p' if c > 0 else ''}{abs(c)}"
                 for c in range(self.first, self.first + len(self.slots))]
 
 
@@ -89,7 +96,7 @@ def queues(seg: DeviceNest, var: str) -> list[Queue]:
         lo, hi = min(found), max(found)
         any_load = next(iter(found.values()))
         slots = tuple(found.get(c) or _at(any_load, dim, var, c) for c in range(lo, hi + 1))
-        out.append(Queue(array, lo, slots))
+        out.append(Queue(array, lo, slots, var))
     return out
 
 

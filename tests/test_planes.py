@@ -32,7 +32,9 @@ def test_which_nests_walk_planes() -> None:
     assert plane_walk(seg, lap, Schedule(march=1), "cuda") is None  # a point per thread
     assert plane_walk(seg, lap, Schedule(), "kokkos") is None
     stencil = hk.stencil()
-    assert plane_walk(nest(stencil), stencil, Schedule(), "cuda") is None  # 2-D
+    assert plane_walk(nest(stencil), stencil, Schedule(), "cuda") is None  # 2-D: not by default
+    assert plane_walk(nest(stencil), stencil, Schedule(block_rows=8, march=8), "cuda") == (1, 8)  # runs of rows
+    assert plane_walk(nest(stencil), stencil, Schedule(march=8), "triton") is None
 
 
 def test_queue_of_the_laplacian() -> None:

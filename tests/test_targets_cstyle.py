@@ -80,8 +80,8 @@ def cuda_libs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 @pytest.fixture(scope="module")
 def cuda_libs_2d(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """The 2-D and 3-D nests with 32 x 8 thread blocks (``Schedule.block_rows``), the 3-D one
-    walking runs of 3 planes per thread (``Schedule.march``; runs cut short at the end)."""
+    """The 3-D nests with 32 x 8 thread blocks (``Schedule.block_rows``) walking runs of 3
+    planes per thread (``Schedule.march``; runs cut short at the end), the 2-D one runs of 3 rows."""
     if not HAVE_NVCC:
         pytest.skip("nvcc not found")
     return _build("cuda", tmp_path_factory.mktemp("cuda2d"), Schedule(block_rows=8, march=3),
@@ -338,7 +338,11 @@ def test_cuda_2d_block_text() -> None:
     src = get_renderer("cuda", marching).render(hk.axpy3d(), marching).source
     assert "for (int run = blockIdx.z; run * 4 < k_trip; run += gridDim.z) {" in src
     assert "kt_grid((k_trip + 3) / 4, 1)" in src
-    assert "for (int run" not in get_renderer("cuda", marching).render(hk.stencil(), marching).source  # 2-D
+    rows = get_renderer("cuda", marching).render(hk.stencil(), marching).source  # 2-D: runs of rows
+    assert "for (int run = blockIdx.y; run * 4 < j_trip; run += gridDim.y) {" in rows
+    assert "const dim3 block(256);" in rows and "kt_grid((j_trip + 3) / 4, 1)" in rows
+    assert "double kt_a_j0, kt_a_jp1;" in rows  # a(i+1, j), a(i+1, j+1), a(i+1, j+2) queued
+    assert "for (int run" not in get_renderer("cuda").render(hk.stencil()).source  # not by default
     default = get_renderer("cuda").render(hk.axpy3d()).source  # 3-D nests walk planes unless told not to
     assert "const dim3 block(64, 4);" in default and "kt_grid((k_trip + 7) / 8, 1)" in default
 
