@@ -279,3 +279,23 @@ def test_compile_cache_given_as_a_relative_path(tmp_path: Path, monkeypatch: pyt
     assert built.ok and built.artifact is not None and built.artifact.is_absolute()
     assert built.artifact.read_text() == "built\n"
     assert built.artifact.parent.parent == (tmp_path / "rel" / "cache" / "probe").resolve()
+
+
+def test_golden_check_selects_regions_whose_files_changed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--since OLD --list``: the regions whose CUDA or Triton file is new or differs."""
+    from validation.golden import main as golden_main
+
+    old, new = tmp_path / "old", tmp_path / "new"
+    for root in (old, new):
+        for region in ("same", "edited", "added"):
+            (root / "golden" / region).mkdir(parents=True)
+        (root / "cuda").mkdir()
+        (root / "triton").mkdir()
+    for root in (old, new):
+        (root / "cuda" / "same_cuda.cu").write_text("// same\n")
+        (root / "triton" / "edited_triton.py").write_text("# v1\n" if root is old else "# v2\n")
+    (new / "triton" / "added_triton.py").write_text("# new\n")
+    assert golden_main([str(new), "--targets", "cuda,triton", "--since", str(old), "--list"]) == 0
+    assert capsys.readouterr().out.strip() == "added,edited"
+    assert golden_main([str(new), "--targets", "cuda", "--since", str(old), "--list"]) == 0
+    assert capsys.readouterr().out.strip() == ""

@@ -34,7 +34,7 @@ import numpy as np
 from translate import ir
 from validation.compare import Comparison, compare
 from validation.inputs import Case, read_npz
-from validation.runners import build_candidate, run_candidate_cases
+from validation.runners import build_candidate, candidate_file, run_candidate_cases
 from validation.signature import kernel_from_signature, signature
 
 
@@ -139,6 +139,19 @@ def prebuild(out_dir: Path, targets: list[str], regions: list[Path], cache_dir: 
         list(pool.map(lambda j: build_candidate(j[0], j[1], j[2], cache_dir), jobs))
 
 
+def changed_since(old: Path, new: Path, targets: list[str], region: str) -> bool:
+    """Whether some target's file of ``region`` in output folder ``new`` is new or differs
+    from the one in ``old`` (so the golden check can skip what already passed)."""
+    for target in targets:
+        now = candidate_file(target, new / target, region)
+        if now is None:
+            continue
+        before = candidate_file(target, old / target, region)
+        if before is None or before.read_bytes() != now.read_bytes():
+            return True
+    return False
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m validation.golden",
                                  description="Validate translated targets against recorded golden data.")
@@ -146,6 +159,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--targets", default="kokkos,cuda,triton", help="comma-separated targets")
     ap.add_argument("--regions", default="", help="comma-separated regions (default: all)")
     ap.add_argument("--timeout", type=float, default=120, help="seconds per run")
+    ap.add_argument("--since", type=Path, help="only regions whose target files differ from this older output "
+                                               "folder's (or are new)")
+    ap.add_argument("--list", action="store_true", help="print the selected regions, comma-separated, and stop")
     args = ap.parse_args(argv)
     args.out_dir = args.out_dir.resolve()
     root = args.out_dir / "golden"
@@ -154,6 +170,12 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     wanted = {r for r in args.regions.split(",") if r}
     regions = sorted(p for p in root.iterdir() if p.is_dir() and (not wanted or p.name in wanted))
+    targets = [t for t in args.targets.split(",") if t]
+    if args.since is not None:
+        regions = [r for r in regions if changed_since(args.since, args.out_dir, targets, r.name)]
+    if args.list:
+        print(",".join(r.name for r in regions))
+        return 0
     prebuild(args.out_dir, [t for t in args.targets.split(",") if t], regions)
     print(f"{'region':<20} {'target':<8} {'cases':<6} {'status':<12} max rel err / reason", flush=True)
     bad = 0
