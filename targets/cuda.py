@@ -299,9 +299,8 @@ class CudaRenderer(CStyleRenderer):
             else:
                 depth = 0
                 for axis, lp in reversed(list(zip(_AXES, order, strict=False))):
-                    k, trip = k_names.get(lp.var, self.var(lp.var)), f"{self.var(lp.var)}_trip"
-                    buf.line(f"for (int {k} = blockIdx.{axis} * blockDim.{axis} + threadIdx.{axis}; "
-                             f"{k} < {trip}; {k} += gridDim.{axis} * blockDim.{axis}) {{")
+                    buf.line(self.grid_loop(k_names.get(lp.var, self.var(lp.var)), f"{self.var(lp.var)}_trip", axis)
+                             + " {")
                     buf.level += 1
                     depth += 1
                 buf.lines(self.loop_var_lines(seg, k_names))
@@ -314,6 +313,12 @@ class CudaRenderer(CStyleRenderer):
                 buf.line(f"{v} = kt_block_reduce({v}, {op}(), {v}_identity);")
                 with buf.block("if (threadIdx.x == 0)"):
                     buf.line(f"kt_atomic_combine({v}_acc, {v}, {op}());")
+
+    @staticmethod
+    def grid_loop(k: str, trip: str, axis: str = "x") -> str:
+        """The header of a grid-stride loop of ``k`` over ``[0, trip)`` along one grid axis."""
+        return (f"for (int {k} = blockIdx.{axis} * blockDim.{axis} + threadIdx.{axis}; "
+                f"{k} < {trip}; {k} += gridDim.{axis} * blockDim.{axis})")
 
     def unrolled_reduction(self, buf: CodeBuffer, seg: DeviceNest, k: str, k_names: dict[str, str]) -> None:
         """The grid-stride loop of a 1-D reduction, ``REDUCE_UNROLL`` iterations at a time

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from targets.base import CodeBuffer
-from targets.planes import plane_loop, queues, replace_loads
+from targets.planes import plane_loop, queues
 from translate import ir
 from translate.schedule import DeviceNest
 
@@ -24,9 +24,7 @@ def walk_planes(r: CudaRenderer, buf: CodeBuffer, seg: DeviceNest, order: list[i
     inplane = (("y", order[1]), ("x", order[0])) if len(order) == 3 else (("x", order[0]),)
     run_axis = "z" if len(order) == 3 else "y"
     for axis, lp in inplane:
-        k = k_names.get(lp.var, r.var(lp.var))
-        buf.line(f"for (int {k} = blockIdx.{axis} * blockDim.{axis} + threadIdx.{axis}; "
-                 f"{k} < {r.var(lp.var)}_trip; {k} += gridDim.{axis} * blockDim.{axis}) {{")
+        buf.line(r.grid_loop(k_names.get(lp.var, r.var(lp.var)), f"{r.var(lp.var)}_trip", axis) + " {")
         buf.level += 1
     plane = plane_loop(seg, r.kernel)
     k, trip = k_names.get(plane.var, r.var(plane.var)), f"{r.var(plane.var)}_trip"
@@ -55,7 +53,7 @@ def walk_planes(r: CudaRenderer, buf: CodeBuffer, seg: DeviceNest, order: list[i
     buf.lines(r.loop_var_lines(seg, k_names))
     for g, q in enumerate(qs):
         buf.line(f"const {r.ctype(r.array(q.array).dtype)} {q.names(g)[-1]} = {r.expr(q.slots[-1])};")
-    body = tuple(replace_loads(s, regs) for s in seg.body)
+    body = tuple(ir.replace_exprs(s, regs) for s in seg.body)
     r.body_with_privates(buf, body, seg.private)  # type: ignore[arg-type]
     for g, q in enumerate(qs):
         names = q.names(g)

@@ -36,8 +36,7 @@ def split_kernel(r: CudaRenderer, buf: CodeBuffer, nest: DeviceNest, split: Spli
         buf.line(f"const int {sv}_trip = {r.trip(lp)};")
         buf.line(f"const int first = blockIdx.y * {sv}_chunk;")
         buf.line(f"const int last = {sv}_trip - first < {sv}_chunk ? {sv}_trip : first + {sv}_chunk;")
-        with buf.block(f"for (int {k} = blockIdx.x * blockDim.x + threadIdx.x; {k} < {pv}_trip; "
-                       f"{k} += gridDim.x * blockDim.x)"):
+        with buf.block(r.grid_loop(k, f"{pv}_trip")):
             if not r.direct(par):
                 buf.line(f"const {r.ctype(r.dtype_of(par.var))} {pv} = {r.offset(par, k)};")
             buf.line(f"{t} part = 0;")

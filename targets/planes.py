@@ -17,10 +17,10 @@ the others move down one slot.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 
 from translate import ir
-from translate.irquery import arrays_written
+from translate.irquery import arrays_written, scalar_reads
 from translate.schedule import DeviceNest, Schedule, fastest_first
 from translate.simplify import simplify
 
@@ -79,9 +79,9 @@ def queues(seg: DeviceNest, var: str) -> list[Queue]:
             continue
         for load in _unconditional_loads(s.value):
             nested = any(isinstance(n, ir.Load) for e in load.index for n in ir.walk(e))
-            if load.array in written or nested or not _names(load) <= steady:
+            if load.array in written or nested or not scalar_reads(load) <= steady:
                 continue
-            where = [d for d, e in enumerate(load.index) if var in _names(e)]
+            where = [d for d, e in enumerate(load.index) if var in scalar_reads(e)]
             if len(where) != 1:
                 continue
             off = simplify(ir.BinOp("sub", load.index[where[0]], ir.Var(var, ir.DType.I32), ir.DType.I32))
@@ -100,22 +100,6 @@ def queues(seg: DeviceNest, var: str) -> list[Queue]:
     return out
 
 
-def replace_loads(node: object, mapping: dict[ir.Load, ir.Expr]) -> object:
-    """``node`` with every load in ``mapping`` replaced by its expression."""
-    if isinstance(node, ir.Load) and node in mapping:
-        return mapping[node]
-    if not hasattr(node, "__dataclass_fields__") or isinstance(node, ir.Reduction | ir.Origin):
-        return node
-    changes = {}
-    for f in fields(node):  # type: ignore[arg-type]
-        value = getattr(node, f.name)
-        new = tuple(replace_loads(v, mapping) for v in value) if isinstance(value, tuple) else \
-            replace_loads(value, mapping)
-        if new != value:
-            changes[f.name] = new
-    return replace(node, **changes) if changes else node  # type: ignore[type-var]
-
-
 def _at(load: ir.Load, dim: int, var: str, c: int) -> ir.Load:
     index = list(load.index)
     index[dim] = simplify(ir.BinOp("add", ir.Var(var, ir.DType.I32), ir.Const(c, ir.DType.I32), ir.DType.I32))
@@ -130,7 +114,3 @@ def _unconditional_loads(e: object) -> list[ir.Load]:
     for child in ir.children(e):
         out += _unconditional_loads(child)
     return out
-
-
-def _names(node: object) -> set[str]:
-    return {n.name for n in ir.walk(node) if isinstance(n, ir.Var)}

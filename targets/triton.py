@@ -352,21 +352,19 @@ class _ModuleWriter:
                 out(f"chunks = max(1, min({2 * FILL_THREADS} // max(1, {total}), {sname} // {MIN_CHUNK}))")
                 out(f"chunk = max(1, triton.cdiv({sname}, chunks))")
                 args.append(sname)
-            if launch.tile is not None:  # targets.planes
-                (fast, row, slow), rows, planes = launch.tile
-                with out.block(f"if {total} > 0:"):
+            with out.block(f"if {total} > 0:"):
+                if launch.tile is not None:  # targets.planes
+                    (fast, row, slow), rows, planes = launch.tile
                     out(f"rows = min({rows}, block)  # a program: a (block // rows) x rows tile, {planes} planes")
                     out(f"grid = (triton.cdiv({fast}, block // rows) * triton.cdiv({row}, rows)"
                         f" * triton.cdiv({slow}, {planes}),)")
-                    if launch.f64:
-                        out(f"fargs = torch.tensor([{', '.join(launch.f64)}], dtype=torch.float64, device=dev)")
-                        args.append("fargs")
-                    out(f"{launch.kernel}[grid]({', '.join(args + ['BLOCK=block', 'ROWS=rows', f'PLANES={planes}'])})")
-                return
-            with out.block(f"if {total} > 0:"):
-                per = "block" if launch.tiles == 1 else f"block * {launch.tiles}"
-                out(f"grid = (triton.cdiv({total}, {per}),"
-                    + (f" max(1, triton.cdiv({launch.split[0]}, chunk)))" if launch.split is not None else ")"))
+                    consts = ["BLOCK=block", "ROWS=rows", f"PLANES={planes}"]
+                else:
+                    per = "block" if launch.tiles == 1 else f"block * {launch.tiles}"
+                    out(f"grid = (triton.cdiv({total}, {per}),"
+                        + (f" max(1, triton.cdiv({launch.split[0]}, chunk)))" if launch.split is not None else ")"))
+                    consts = (["CHUNK=chunk"] if launch.split is not None else []) + ["BLOCK=block"] \
+                        + ([f"TILES={launch.tiles}"] if launch.tiles > 1 else [])
                 for r in launch.partials:
                     part = f"{py_name(r.var)}_part"
                     out(f"{part} = torch.empty(grid[0], dtype={TORCH_DTYPE[r.dtype]}, device=dev)")
@@ -374,9 +372,7 @@ class _ModuleWriter:
                 if launch.f64:
                     out(f"fargs = torch.tensor([{', '.join(launch.f64)}], dtype=torch.float64, device=dev)")
                     args.append("fargs")
-                chunk = ["CHUNK=chunk"] if launch.split is not None else []
-                tiles = [f"TILES={launch.tiles}"] if launch.tiles > 1 else []
-                out(f"{launch.kernel}[grid]({', '.join(args + chunk + ['BLOCK=block'] + tiles)})")
+                out(f"{launch.kernel}[grid]({', '.join(args + consts)})")
                 for r in launch.partials:
                     v = py_name(r.var)
                     out(_COMBINE[r.op].format(v=v, p=f"{v}_part"))

@@ -240,8 +240,7 @@ class NestEmitter(_Emitter):
             if r.op == "mul":
                 self.dev.helpers.add("_kt_mul")
             body(f"tl.store({py_name(r.var)}_part + pid, {REDUCE[r.op].format(v=py_name(r.var))})")
-        if "zero_lanes" not in "\n".join(body.lines[2:]):
-            del body.lines[1]
+        _drop_unused_zero_lanes(body)
         launch = Launch(nest.name, self.launch_args + [t for t, _ in trips], self.f64, trips,
                         list(nest.reductions), split=split, tiles=tiles)
         return self.head(extra).text() + body.text(), launch
@@ -252,13 +251,17 @@ class NestEmitter(_Emitter):
         body(f"offs = {first} + tl.arange(0, BLOCK)")
         body(f"mask = offs < {' * '.join(t for t, _ in trips)}")
         self.decompose(order, trips)
-        for name in self.nest.private:
-            body(f"{py_name(name)} = tl.zeros([BLOCK], {dev_dtype(self.var_dtype(name))})")
+        self.private_lines()
         if self.split is not None:
             self.split_loop(self.split)
         else:
             for s in self.nest.body:
                 self.stmt(s, "mask")
+
+    def private_lines(self) -> None:
+        """The nest's private scalars, one lane each, zeroed."""
+        for name in self.nest.private:
+            self.out(f"{py_name(name)} = tl.zeros([BLOCK], {dev_dtype(self.var_dtype(name))})")
 
     def head(self, extra: list[str]) -> Lines:
         nest = self.nest
@@ -294,16 +297,14 @@ class NestEmitter(_Emitter):
         body("zero_lanes = tl.zeros([BLOCK], tl.int64)  # broadcasts lane-invariant addresses")
         for lp in (lp_f, lp_r):
             body(self.index_line(lp, f"{py_name(lp.var)}_k"))
-        for name in self.nest.private:
-            body(f"{py_name(name)} = tl.zeros([BLOCK], {dev_dtype(self.var_dtype(name))})")
+        self.private_lines()
         self.vector.discard(lp_s.var)  # one plane at a time: a scalar
         plane = py_name(lp_s.var)
         with body.block(f"for {plane}_k in range(first, tl.minimum(first + PLANES, {slow})):"):
             body(self.index_line(lp_s, f"{plane}_k"))
             for s in self.nest.body:
                 self.stmt(s, "mask")
-        if "zero_lanes" not in "\n".join(body.lines[10:]):
-            del body.lines[9]
+        _drop_unused_zero_lanes(body)
         return self.head(extra).text() + body.text()
 
     def index_line(self, lp: ir.Loop, k_text: str) -> str:
@@ -328,12 +329,12 @@ class NestEmitter(_Emitter):
         body(f"part = tl.zeros([BLOCK], {dev_dtype(dt)})")
         body("first = tl.program_id(1).to(tl.int64) * CHUNK")
         body(f"last = tl.minimum(first + CHUNK, {var}_trip)")
-        start, step = fold(lp.start), fold(lp.step)
-        direct = start == ir.Const(0, start.dtype) and step == ir.Const(1, step.dtype)
         self.vector.discard(lp.var)
+        index = self.index_line(lp, f"{var}_k")
+        direct = index == f"{var} = {var}_k"  # from 0 step 1: the loop variable itself
         with body.block(f"for {var if direct else var + '_k'} in range(first, last):"):
             if not direct:
-                body(f"{var} = {self.dev.typed(start, ir.DType.I64)} + {self.dev.typed(step, ir.DType.I64)} * {var}_k")
+                body(index)
             for s in lp.body:
                 if s is split.store:
                     self.dev.mask = "mask"
@@ -449,6 +450,13 @@ class NestEmitter(_Emitter):
                 body(f"{inner} = {mask} & ({k} < {tv})")
             for s in lp.body:
                 self.stmt(s, inner)
+
+
+def _drop_unused_zero_lanes(body: Lines) -> None:
+    """Removes the ``zero_lanes`` line when no other line uses it."""
+    at = next(i for i, t in enumerate(body.lines) if t.lstrip().startswith("zero_lanes = "))
+    if "zero_lanes" not in "\n".join(body.lines[:at] + body.lines[at + 1:]):
+        del body.lines[at]
 
 
 def _fixed_trip(lp: ir.Loop) -> int | None:

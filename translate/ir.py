@@ -20,7 +20,7 @@ Small frozen dataclasses that print and diff. Conventions:
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, fields, replace
 from enum import StrEnum
 
@@ -342,15 +342,27 @@ def substitute(node: object, mapping: Mapping[str, Expr]) -> object:
     """Replace every ``Var`` whose name is in ``mapping``."""
     if isinstance(node, Var):
         return mapping.get(node.name, node)
+    return _rebuilt(node, lambda child: substitute(child, mapping))
+
+
+def replace_exprs(node: object, mapping: Mapping[Expr, Expr]) -> object:
+    """Replace every expression equal to a key of ``mapping`` (a load, say) by its value."""
+    if _is_node(node) and node in mapping:  # type: ignore[operator]
+        return mapping[node]  # type: ignore[index]
+    return _rebuilt(node, lambda child: replace_exprs(child, mapping))
+
+
+def _rebuilt(node: object, again: Callable[[object], object]) -> object:
+    """``node`` with ``again`` applied to each child node (the same object when nothing changed)."""
     if not _is_node(node):
         return node
     changes = {}
     for f in fields(node):  # type: ignore[arg-type]
         value = getattr(node, f.name)
         if isinstance(value, tuple):
-            new = tuple(substitute(v, mapping) for v in value)
+            new = tuple(again(v) for v in value)
         elif _is_node(value):
-            new = substitute(value, mapping)
+            new = again(value)
         else:
             continue
         if new != value:

@@ -176,11 +176,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.list:
         print(",".join(r.name for r in regions))
         return 0
-    prebuild(args.out_dir, [t for t in args.targets.split(",") if t], regions)
+    prebuild(args.out_dir, targets, regions)
     print(f"{'region':<20} {'target':<8} {'cases':<6} {'status':<12} max rel err / reason", flush=True)
     bad = 0
     for region in regions:
-        for target in [t for t in args.targets.split(",") if t]:
+        for target in targets:
             res = validate_against_golden(target, args.out_dir / target, region, timeout=args.timeout)
             failed = [r for r in res if not r.ok]
             skipped = [r for r in failed if "not run (unsupported)" in r.reason]
