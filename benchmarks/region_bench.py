@@ -232,6 +232,9 @@ def gpu(args: argparse.Namespace) -> int:
     if args.search:
         _search_slowest(results, kernels, args, plan_dir, ceilings)
         _save_results(plan_dir, ceilings, results)
+    if args.variants:
+        _try_variants(results, kernels, args.variants, plan_dir, ceilings)
+        _save_results(plan_dir, ceilings, results)
     print(f"{ceilings.device}: copy {ceilings.copy_gbps:.0f} GB/s, fp64 {ceilings.fp64_gflops / 1e3:.1f} TFLOP/s, "
           f"fp32 {ceilings.fp32_gflops / 1e3:.1f} TFLOP/s (FMA); cuBLAS fp64 {ceilings.gemm_fp64_gflops / 1e3:.1f}, "
           f"fp32 {ceilings.gemm_fp32_gflops / 1e3:.1f} TFLOP/s")
@@ -299,8 +302,98 @@ def _search_slowest(results: list[dict[str, Any]], kernels: dict[str, ir.Kernel]
               file=sys.stderr, flush=True)
 
 
+def parse_variants(spec: str) -> dict[str, list[dict[str, Any]]]:
+    """``cuda:march=4;triton:warps=8,block=512`` -> schedule fields per target (ints, booleans
+    as true/false); the same target may come several times."""
+    from dataclasses import fields
+
+    from translate.schedule import Schedule
+
+    kinds = {f.name: f.type for f in fields(Schedule)}
+    out: dict[str, list[dict[str, Any]]] = {}
+    for part in filter(None, (p.strip() for p in spec.split(";"))):
+        target, _, knobs = part.partition(":")
+        kw: dict[str, Any] = {}
+        for item in filter(None, knobs.split(",")):
+            name, _, value = item.partition("=")
+            if name not in kinds:
+                raise SystemExit(f"--variants: '{name}' is not a Schedule field ({', '.join(kinds)})")
+            kw[name] = value.lower() in ("1", "true", "yes") if kinds[name] in (bool, "bool") else int(value)
+        out.setdefault(target.strip(), []).append(kw)
+    return out
+
+
+def _try_variants(results: list[dict[str, Any]], kernels: dict[str, ir.Kernel], spec: str, plan_dir: Path,
+                  ceilings: Any) -> None:
+    """Every timed region and target against the schedules of ``--variants``, side by side
+    in the same run (each validated against the golden data first); the CUDA builds in parallel."""
+    from dataclasses import replace
+
+    import torch
+
+    from translate.schedule import Schedule
+    from validation.profile import precision, rates
+
+    wanted = parse_variants(spec)
+    jobs = []
+    for r in results:
+        for t, kws in wanted.items():
+            if isinstance(r.get(t), dict) and "time_s" in r[t]:
+                current = Schedule(level=r["levels"].get(t, 0), matmul_library=r.get("matmul_library", True))
+                jobs.append((r, t, [replace(current, **kw) for kw in kws]))
+    _prebuild_variants(jobs, kernels, plan_dir)
+    for r, t, tries in jobs:
+        kernel = kernels[r["region"]]
+        try:
+            pc = _profile_case(r, kernel)
+            found = _search(t, kernel, r, pc, r[t]["time_s"], len(tries), plan_dir, ceilings.device, tries)
+            found["best_rates"] = rates(pc.work, found["best_s"], ceilings, precision(kernel)).as_dict()
+            r[t]["variants"] = found
+        except Exception as exc:
+            r[t]["variants_error"] = f"{type(exc).__name__}: {exc}"[:200]
+        torch.cuda.empty_cache()
+        best = r[t].get("variants", {}).get("variant") or r[t].get("variants_error")
+        print(f"  variants {r['region']} {t}: best {best}", file=sys.stderr, flush=True)
+
+
+def _prebuild_variants(jobs: list[tuple[dict[str, Any], str, list[Any]]], kernels: dict[str, ir.Kernel],
+                       plan_dir: Path) -> None:
+    """Compile the CUDA variants (validation and profiling builds) at once; the runs then hit the cache."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from targets.base import get_renderer
+    from validation.profile import build_cuda_entry
+    from validation.runners import build_candidate, candidate_file
+
+    work = []
+    for r, t, tries in jobs:
+        if t != "cuda":
+            continue
+        kernel = kernels[r["region"]]
+        for n, sch in enumerate(tries):
+            folder = plan_dir / ".variants" / r["region"] / f"prebuild-{n}"
+            try:
+                get_renderer(t, sch).render(kernel, sch).write(folder)
+            except Exception:  # reported when the variant is tried
+                continue
+            work.append((folder / t, kernel))
+
+    def one(job: tuple[Path, ir.Kernel]) -> None:
+        folder, kernel = job
+        try:
+            build_candidate("cuda", folder, kernel, plan_dir / ".cache")
+            src = candidate_file("cuda", folder, kernel.name)
+            if src is not None:
+                build_cuda_entry(src, kernel, signature(kernel), plan_dir / ".cache")
+        except Exception as exc:  # reported again when the variant is tried
+            print(f"  {folder}: {exc}", file=sys.stderr)
+
+    with ThreadPoolExecutor(max_workers=16) as pool:
+        list(pool.map(one, work))
+
+
 def _search(target: str, kernel: ir.Kernel, doc: dict[str, Any], pc: Any, current_s: float, budget: int,
-            plan_dir: Path, device: str) -> dict[str, Any]:
+            plan_dir: Path, device: str, tries: list[Any] | None = None) -> dict[str, Any]:
     """The optimize step's variant search on the GPU: each variant re-rendered, validated
     against the region's golden data (recorded on the planning machine), then timed."""
     from translate.optimize_steps import ResultCache, search, time_target
@@ -320,7 +413,7 @@ def _search(target: str, kernel: ir.Kernel, doc: dict[str, Any], pc: Any, curren
 
     best, best_s, history = search(target, kernel, pc, current, current_s, budget,
                                    plan_dir / ".variants" / doc["region"], ResultCache(plan_dir / ".cache" / "search"),
-                                   device, check, timer, loops_for_products=False)
+                                   device, check, timer, loops_for_products=False, tries=tries)
     return {"before_s": current_s, "best_s": best_s, "variant": best.variant(), "history": history}
 
 
@@ -414,6 +507,15 @@ def gpu_table(results: list[dict[str, Any]]) -> str:
                      f"({sr['before_s'] / sr['best_s']:.2f}x) with {sr['variant']}"
                      f"{f', {frac * 100:.0f}% of the roof' if frac is not None else ''}; "
                      f"{tried} of {len(sr['history']) - 1} variants validated")
+    tried = [(r, t) for r in results for t in ("cuda", "triton") if isinstance(r.get(t), dict) and r[t].get("variants")]
+    if tried:
+        lines.append("schedules side by side (--variants; validated against the golden data, then timed):")
+    for r, t in tried:
+        now = r[t]
+        for h in now["variants"]["history"]:
+            cell = (f"{h['time_s'] * 1e3:.3f} ms {now['fraction_of_peak'] * now['time_s'] / h['time_s'] * 100:.0f}%"
+                    if h.get("time_s") else f"{h['status']}: {h.get('reason') or ''}"[:90])
+            lines.append(f"  {r['region']:<22} {t:<6} {h['variant']:<60} {cell}")
     for r in results:
         if r.get("cublas"):
             cb = r["cublas"]
@@ -448,6 +550,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="search schedule variants for targets below this roofline fraction (0: no search)")
     g.add_argument("--budget", type=int, default=8, help="variants per searched target")
     g.add_argument("--search-top", type=int, default=3, help="search only the N slowest targets")
+    g.add_argument("--variants", default="",
+                   help="time these schedules of every region side by side, e.g. 'cuda:march=4;triton:warps=8'")
     t = sub.add_parser("table", help="print the table of a (possibly partial) gpu run's results.json")
     t.add_argument("plan_dir")
     args = ap.parse_args(argv)

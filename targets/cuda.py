@@ -19,6 +19,7 @@ from targets.cmake import cuda_cmake
 from targets.cstyle import CStyleRenderer, cname
 from targets.cuda_matmul import cuda_matmul_source
 from targets.cuda_planes import walk_planes
+from targets.cuda_points import strided_points
 from targets.cuda_rows import WARP_REDUCE, has_reductions, launch_row, row_kernel, warp_row_nest
 from targets.cuda_split import launch_split, split_kernel
 from targets.kokkos import abi_params
@@ -296,6 +297,8 @@ class CudaRenderer(CStyleRenderer):
                 return
             if len(order) == 1 and seg.reductions:
                 self.unrolled_reduction(buf, seg, k_names.get(order[0].var, self.var(order[0].var)), k_names)
+            elif (points := self.points_per_thread(seg)) > 1:
+                strided_points(self, buf, seg, k_names, points)
             else:
                 depth = 0
                 for axis, lp in reversed(list(zip(_AXES, order, strict=False))):
@@ -337,6 +340,11 @@ class CudaRenderer(CStyleRenderer):
             buf.line(f"const int {k} = {k}_first;")
             buf.lines(self.loop_var_lines(seg, k_names))
             self.body_with_privates(buf, seg.body, seg.private)
+
+    def points_per_thread(self, seg: DeviceNest) -> int:
+        """Iterations each thread of a 1-D nest without reductions runs, a block apart
+        (``Schedule.march``; 0 and 1: one)."""
+        return self.schedule.march if len(seg.loops) == 1 and not seg.reductions and self.schedule.march > 1 else 1
 
     def planes(self, seg: DeviceNest) -> tuple[int, int] | None:
         """(block rows, planes per thread) of a nest walked plane by plane (``targets.planes``)."""
@@ -399,6 +407,8 @@ class CudaRenderer(CStyleRenderer):
                     dims[0] = f"kt_grid({trips[0]}, {shape[0]}, INT_MAX)"
                 if walk:
                     dims[-1] = f"kt_grid(({trips[-1]} + {walk[1] - 1}) / {walk[1]}, 1)"
+                if (points := self.points_per_thread(seg)) > 1:
+                    dims[0] = f"kt_grid(({trips[0]} + {points - 1}) / {points}, {shape[0]}, INT_MAX)"
                 if seg.reductions and len(trips) > 1:
                     # every block ends in one atomic per reduction: a few thousand blocks in all, the
                     # outer loops strided, not one block per row (contention on the same addresses)

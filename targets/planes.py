@@ -77,7 +77,7 @@ def queues(seg: DeviceNest, var: str) -> list[Queue]:
     for s in seg.body:
         if not isinstance(s, ir.Assign):
             continue
-        for load in _unconditional_loads(s.value):
+        for load in unconditional_loads(s.value):
             nested = any(isinstance(n, ir.Load) for e in load.index for n in ir.walk(e))
             if load.array in written or nested or not scalar_reads(load) <= steady:
                 continue
@@ -106,11 +106,11 @@ def _at(load: ir.Load, dim: int, var: str, c: int) -> ir.Load:
     return replace(load, index=tuple(index))
 
 
-def _unconditional_loads(e: object) -> list[ir.Load]:
+def unconditional_loads(e: object) -> list[ir.Load]:
     """Loads evaluated whenever ``e`` is (a SELECT's branches left out), outermost first."""
     if isinstance(e, ir.Select):
-        return _unconditional_loads(e.cond)
+        return unconditional_loads(e.cond)
     out = [e] if isinstance(e, ir.Load) else []
     for child in ir.children(e):
-        out += _unconditional_loads(child)
+        out += unconditional_loads(child)
     return out

@@ -372,6 +372,8 @@ class _ModuleWriter:
                 if launch.f64:
                     out(f"fargs = torch.tensor([{', '.join(launch.f64)}], dtype=torch.float64, device=dev)")
                     args.append("fargs")
+                if self.schedule.warps:
+                    consts.append(f"num_warps={self.schedule.warps}")
                 out(f"{launch.kernel}[grid]({', '.join(args + consts)})")
                 for r in launch.partials:
                     v = py_name(r.var)

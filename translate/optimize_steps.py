@@ -185,11 +185,11 @@ class ResultCache:
 def search(target: str, kernel: ir.Kernel, pc: ProfileCase, current: Schedule, current_s: float, budget: int,
            scratch: Path, cache: ResultCache, device: str,
            validate: Callable[[Path, Schedule], tuple[str, str | None]],
-           timer: Callable[[Path], float], loops_for_products: bool = True,
+           timer: Callable[[Path], float], loops_for_products: bool = True, tries: list[Schedule] | None = None,
            ) -> tuple[Schedule, float, list[dict[str, Any]]]:
-    """Try the variants of one target: render, validate (``validate(dir, schedule)`` ->
-    (status, reason)), time the validated ones (``timer(dir)``); returns the best
-    schedule, its time and the history (the current schedule first)."""
+    """Try the variants of one target (``tries``, else :func:`variants`): render, validate
+    (``validate(dir, schedule)`` -> (status, reason)), time the validated ones (``timer(dir)``);
+    returns the best schedule, its time and the history (the current schedule first)."""
     from targets.base import Unsupported, get_renderer
 
     # the current schedule's time is cached like the variants': a rerun compares the same numbers
@@ -205,7 +205,7 @@ def search(target: str, kernel: ir.Kernel, pc: ProfileCase, current: Schedule, c
     best, best_s = current, current_s
     tried = 0
     sources = {current_source: "the current"}  # a variant rendering the same code as an earlier one is skipped
-    for sch in variants(target, current, None, kernel, loops_for_products):
+    for sch in tries if tries is not None else variants(target, current, None, kernel, loops_for_products):
         if tried == budget:
             break
         folder = scratch / f"{target}-{len(history)}-level{sch.level}-block{sch.block}"

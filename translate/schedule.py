@@ -85,11 +85,15 @@ class Schedule:
     block_rows: int = 0
     # a 3-D nest without reductions: each CUDA thread or Triton program walks runs of this
     # many consecutive iterations of the loop slowest in memory (targets.planes; neighbouring
-    # planes from registers or L1); 1: a thread or lane per point; 0: the target's default
+    # planes from registers or L1); 1: a thread or lane per point; 0: the target's default.
+    # CUDA 2-D nests: runs of this many rows per thread; CUDA 1-D nests without reductions:
+    # this many iterations per thread, a block apart (targets.cuda_points)
     march: int = 0
     # CUDA: the grid's x axis capped at 65535 blocks, each thread looping over the rest
     # (grid-stride); off: a thread per element along x (nests without reductions)
     grid_stride: bool = False
+    # Triton: warps of a nest's programs (num_warps); 0: Triton's default (4)
+    warps: int = 0
     # a short parallel loop around a serial loop that accumulates into one element per thread
     # (DGEMV 'N' after the interchange) splits the serial loop over blocks, adding atomically
     split_serial: bool = True
@@ -114,7 +118,8 @@ class Schedule:
                 + ("" if self.split_serial else ", serial loops whole")
                 + ("" if self.block_rows == 0 else f" as {self.block // self.block_rows}x{self.block_rows}")
                 + ("" if self.march == 0 else ", a point per thread" if self.march == 1
-                   else f", {self.march} planes per thread")
+                   else f", {self.march} planes (rows, points) per thread")
+                + (f", {self.warps} warps" if self.warps else "")
                 + (", grid-stride" if self.grid_stride else "")
                 + ("" if self.contraction else ", products as loops"))
 

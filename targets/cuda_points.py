@@ -1,0 +1,101 @@
+"""CUDA: a 1-D nest without reductions whose threads each run several iterations a block
+apart (``Schedule.march`` > 1). A block covers ``n * blockDim.x`` consecutive iterations,
+so every load and store stays coalesced; where all ``n`` are in range their bodies are
+written out without bounds checks, and the loads each body makes before it writes are
+issued for all ``n`` iterations first (``hoisted_loads``), so a thread keeps ``n`` times
+the bytes in flight. The loop is parallel (no iteration reads what another writes), so
+moving a load of one iteration above the stores of another is legal."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from targets.base import CodeBuffer
+from targets.planes import unconditional_loads
+from translate import ir
+from translate.irquery import arrays_written, scalar_reads
+from translate.schedule import DeviceNest
+
+if TYPE_CHECKING:
+    from targets.cuda import CudaRenderer
+
+
+def hoisted_loads(seg: DeviceNest) -> list[ir.Load]:
+    """Loads that can move to the top of one iteration: in the leading run of plain
+    assignments, of arrays no earlier statement of the iteration writes, with subscripts
+    of loop variables and the nest's scalar inputs only (no loaded subscripts); each once."""
+    steady = {lp.var for lp in seg.loops} | set(seg.scalars_in)
+    written: set[str] = set()
+    out: list[ir.Load] = []
+    for s in seg.body:
+        if not isinstance(s, ir.Assign):
+            break
+        for load in unconditional_loads(s.value) + _target_subscript_loads(s.target):
+            nested = any(isinstance(n, ir.Load) for e in load.index for n in ir.walk(e))
+            if load.array in written or nested or not scalar_reads(load) <= steady or load in out:
+                continue
+            out.append(load)
+        written |= arrays_written(s)
+    return out
+
+
+def with_registers(body: tuple[ir.Stmt, ...], regs: Mapping[ir.Load, ir.Var]) -> tuple[ir.Stmt, ...]:
+    """``body`` with the hoisted loads read from their registers where they are still
+    current: in the leading plain assignments, before the first write of their array
+    (never a store's own target)."""
+    written: set[str] = set()
+    out: list[ir.Stmt] = []
+    for pos, s in enumerate(body):
+        if not isinstance(s, ir.Assign):
+            return (*out, *body[pos:])
+        live = {k: v for k, v in regs.items() if k.array not in written}
+        target = s.target
+        if isinstance(target, ir.Load):
+            target = replace(target, index=tuple(ir.replace_exprs(e, live) for e in target.index))
+        out.append(replace(s, target=target, value=ir.replace_exprs(s.value, live)))
+        written |= arrays_written(s)
+    return tuple(out)
+
+
+def _target_subscript_loads(target: ir.Expr) -> list[ir.Load]:
+    return [] if not isinstance(target, ir.Load) else [n for e in target.index for n in ir.walk(e)
+                                                       if isinstance(n, ir.Load)]
+
+
+def strided_points(r: CudaRenderer, buf: CodeBuffer, seg: DeviceNest, k_names: Mapping[str, str], n: int) -> None:
+    """The body of a 1-D nest kernel whose threads run ``n`` iterations a block apart."""
+    lp = seg.loops[0]
+    v = r.var(lp.var)
+    k, trip = k_names.get(lp.var, v), f"{v}_trip"
+    buf.line(f"// {n} iterations per thread, a block apart: their loads are issued before their stores")
+    buf.line(f"const int {k}_first = blockIdx.x * ({n} * blockDim.x) + threadIdx.x;")
+    with buf.block(f"if ({k}_first + {n - 1}LL * blockDim.x < {trip})"):
+        loads = hoisted_loads(seg)
+        at = [r.var(f"{lp.var}_{m}") for m in range(n)]
+        for m in range(n):
+            first = f"{k}_first" + (f" + {m} * blockDim.x" if m else "")
+            buf.line(f"const int {at[m]} = {r.offset(lp, first) if lp.var in k_names else first};")
+        counts = {a: [x.array for x in loads].count(a) for a in {x.array for x in loads}}
+        bodies = []
+        for m in range(n):
+            point = {lp.var: ir.Var(f"{lp.var}_{m}", r.dtype_of(lp.var))}
+            regs: dict[ir.Load, ir.Var] = {}
+            for q, load in enumerate(loads):
+                dt = r.array(load.array).dtype
+                name = r.var(load.array) + (str(q) if counts[load.array] > 1 else "") + f"_{m}"
+                buf.line(f"const {r.ctype(dt)} {name} = {r.expr(ir.substitute(load, point))};")  # type: ignore[arg-type]
+                regs[load] = ir.Var(name, dt)
+            bodies.append(with_registers(seg.body, regs))
+        for m, body in enumerate(bodies):
+            with buf.block("", opener="{"):
+                if any(lp.var in scalar_reads(st) for st in body):
+                    buf.line(f"const int {v} = {at[m]};")
+                r.body_with_privates(buf, body, seg.private)
+        buf.level -= 1
+        buf.line("} else {")
+        buf.level += 1
+        with buf.block(f"for (int {k} = {k}_first; {k} < {trip}; {k} += blockDim.x)"):
+            buf.lines(r.loop_var_lines(seg, k_names))
+            r.body_with_privates(buf, seg.body, seg.private)
