@@ -352,8 +352,13 @@ def _try_variants(results: list[dict[str, Any]], kernels: dict[str, ir.Kernel], 
         except Exception as exc:
             r[t]["variants_error"] = f"{type(exc).__name__}: {exc}"[:200]
         torch.cuda.empty_cache()
-        best = r[t].get("variants", {}).get("variant") or r[t].get("variants_error")
-        print(f"  variants {r['region']} {t}: best {best}", file=sys.stderr, flush=True)
+        for h in r[t].get("variants", {}).get("history", []):
+            print(f"  variants {r['region']} {t}: {h['variant']}: {h['status']} "
+                  + (f"{h['time_s'] * 1e3:.3f} ms" if h.get("time_s") else str(h.get("reason"))[:100]),
+                  file=sys.stderr, flush=True)
+        if "variants_error" in r[t]:
+            print(f"  variants {r['region']} {t}: {r[t]['variants_error']}", file=sys.stderr, flush=True)
+        _save_results(plan_dir, ceilings, results)  # a run cut short keeps what it timed
 
 
 def _prebuild_variants(jobs: list[tuple[dict[str, Any], str, list[Any]]], kernels: dict[str, ir.Kernel],

@@ -19,7 +19,7 @@ from targets.cmake import cuda_cmake
 from targets.cstyle import CStyleRenderer, cname
 from targets.cuda_matmul import cuda_matmul_source
 from targets.cuda_planes import walk_planes
-from targets.cuda_points import strided_points
+from targets.cuda_points import POINTS_PER_THREAD, strided_points
 from targets.cuda_rows import WARP_REDUCE, has_reductions, launch_row, row_kernel, warp_row_nest
 from targets.cuda_split import launch_split, split_kernel
 from targets.kokkos import abi_params
@@ -343,8 +343,10 @@ class CudaRenderer(CStyleRenderer):
 
     def points_per_thread(self, seg: DeviceNest) -> int:
         """Iterations each thread of a 1-D nest without reductions runs, a block apart
-        (``Schedule.march``; 0 and 1: one)."""
-        return self.schedule.march if len(seg.loops) == 1 and not seg.reductions and self.schedule.march > 1 else 1
+        (``Schedule.march``; 0: ``POINTS_PER_THREAD``, 1: one)."""
+        if len(seg.loops) != 1 or seg.reductions:
+            return 1
+        return self.schedule.march or POINTS_PER_THREAD
 
     def planes(self, seg: DeviceNest) -> tuple[int, int] | None:
         """(block rows, planes per thread) of a nest walked plane by plane (``targets.planes``)."""

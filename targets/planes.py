@@ -26,7 +26,7 @@ from translate.simplify import simplify
 
 # (rows of a tile, planes per run) of a 3-D nest when the schedule leaves them at 0: measured
 # best or near it on the H200 for the examples' 3-D stencils (the search tries others)
-DEFAULT_TILE = {"cuda": (4, 8), "triton": (4, 4)}
+DEFAULT_TILE = {"cuda": (4, 8), "triton": (2, 8)}
 
 
 def plane_walk(seg: DeviceNest, kernel: ir.Kernel, schedule: Schedule, target: str) -> tuple[int, int] | None:

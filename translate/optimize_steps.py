@@ -39,7 +39,7 @@ BLOCKS = {"cuda": (128, 256, 512, 1024), "triton": (128, 256, 512, 1024, 2048), 
 LEVELS = {"cuda": (0, 1), "triton": (0, 1), "kokkos": (0, 1, 2)}
 # (block rows, planes) tried for 3-D nests walked by planes (targets.planes); (0, 1): a point per thread
 # CUDA 2-D nests: (0, 1) is their default, the others walk runs of 8, 4 or 16 rows per thread
-PLANES = {"cuda": ((0, 1), (0, 8), (8, 4), (2, 16)), "triton": ((0, 1), (4, 4), (2, 8), (8, 4))}
+PLANES = {"cuda": ((0, 1), (0, 8), (8, 4), (2, 16)), "triton": ((0, 1), (4, 4), (4, 8), (8, 4))}
 
 
 @dataclass(frozen=True)
