@@ -21,9 +21,10 @@ from translate.schedule import DeviceNest
 if TYPE_CHECKING:
     from targets.cuda import CudaRenderer
 
-# iterations per thread when the schedule leaves ``march`` at 0: with one, the H200 held an
-# in-place swap at 68% of its copy bandwidth (one load in flight per thread and array)
-POINTS_PER_THREAD = 4
+# iterations per thread when the schedule leaves ``march`` at 0. H200, side by side (ms; 1, 2, 4, 8
+# per thread): vcopy 0.614 0.556 0.580 0.593, vscal 0.633 0.561 0.662 0.721, heat1d 0.602 0.546 0.561
+# 0.571, vswap 0.809 0.772 0.782 0.721 (docs/measurements/2026-12-03-h200-variants.txt)
+POINTS_PER_THREAD = 2
 
 
 def hoisted_loads(seg: DeviceNest) -> list[ir.Load]:

@@ -1,7 +1,8 @@
 """Nests walked plane by plane: a 3-D parallel nest without reductions whose slowest loop
 (the outermost in memory) each CUDA thread or Triton program walks in runs of consecutive
 iterations, the other two loops spread over a 2-D tile of threads or lanes. On CUDA a 2-D
-nest can be walked the same way, row by row (a search variant, not the default).
+nest can be walked the same way, row by row: by default when its reads form a register queue
+(a 2-D stencil).
 
 A stencil's neighbouring rows then come from the same tile and its neighbouring planes
 from the previous iterations of the same thread. In a hand-written probe of a 7-point 3-D
@@ -27,16 +28,25 @@ from translate.simplify import simplify
 # (rows of a tile, planes per run) of a 3-D nest when the schedule leaves them at 0: measured
 # best or near it on the H200 for the examples' 3-D stencils (the search tries others)
 DEFAULT_TILE = {"cuda": (4, 8), "triton": (2, 8)}
+# rows each CUDA thread walks in a 2-D nest with a register queue (a 2-D stencil): on the H200
+# jacobi2d 0.643 -> 0.557 ms, heat2d_step 0.647 -> 0.564 ms against a point per thread; 2-D nests
+# without a queue got slower (rank1 0.759 -> 1.046 ms, ideal_gas 0.754 -> 0.831 ms) and keep a point
+DEFAULT_ROWS = 8
 
 
 def plane_walk(seg: DeviceNest, kernel: ir.Kernel, schedule: Schedule, target: str) -> tuple[int, int] | None:
     """(rows, planes) when ``seg`` is walked in runs of planes, else None: a 3-D nest without
     reductions unless the schedule's ``march`` is 1; a 2-D one on CUDA (runs of rows, each
-    thread walking ``march`` rows of a 1-D block) only when the schedule asks for ``march`` > 1."""
+    thread walking ``march`` rows of a 1-D block) when the schedule asks for ``march`` > 1 or,
+    at ``march`` 0, when its reads form a register queue (``DEFAULT_ROWS`` rows)."""
     if seg.reductions or schedule.march == 1 or target not in DEFAULT_TILE:
         return None
-    if len(seg.loops) == 2 and target == "cuda" and schedule.march > 1:
-        return (1, schedule.march)
+    if len(seg.loops) == 2 and target == "cuda":
+        if schedule.march > 1:
+            return (1, schedule.march)
+        if schedule.march == 0 and queues(seg, plane_loop(seg, kernel).var):
+            return (1, DEFAULT_ROWS)  # a 2-D stencil: its neighbouring rows from the register queue
+        return None
     if len(seg.loops) != 3:
         return None
     rows, planes = DEFAULT_TILE[target]

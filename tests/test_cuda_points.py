@@ -43,15 +43,18 @@ def test_loads_that_cannot_move_stay() -> None:
     assert hoisted_loads(guarded) == []  # only the leading plain assignments
 
 
-def test_cuda_1d_nests_run_four_iterations_per_thread_by_default() -> None:
+def test_cuda_1d_nests_run_two_iterations_per_thread_by_default() -> None:
     src = get_renderer("cuda").render(hk.daxpy()).source
-    assert "const int i_first = blockIdx.x * (4 * blockDim.x) + threadIdx.x;" in src
-    assert "if (i_first + 3LL * blockDim.x < i_trip) {" in src
-    assert "const double dy_3 = dy[i_3];" in src and "const double dx_3 = dx[i_3];" in src
-    assert "dy[i] = dy_3 + da * dx_3;" in src
+    assert "const int i_first = blockIdx.x * (2 * blockDim.x) + threadIdx.x;" in src
+    assert "if (i_first + 1LL * blockDim.x < i_trip) {" in src
+    assert "const double dy_1 = dy[i_1];" in src and "const double dx_1 = dx[i_1];" in src
+    assert "dy[i] = dy_1 + da * dx_1;" in src
     assert "for (int i = i_first; i < i_trip; i += blockDim.x) {" in src  # the rest, bounds checked
-    assert "kt_grid((i_trip + 3) / 4, 256, INT_MAX)" in src
+    assert "kt_grid((i_trip + 1) / 2, 256, INT_MAX)" in src
+    four = Schedule(march=4)
+    assert "if (i_first + 3LL * blockDim.x < i_trip) {" in get_renderer("cuda", four).render(hk.daxpy(), four).source
     one = Schedule(march=1)
     flat = get_renderer("cuda", one).render(hk.daxpy(), one).source
     assert "i_first" not in flat and "kt_grid(i_trip, 256, INT_MAX)" in flat
     assert "blockDim.x) + threadIdx.x" not in get_renderer("cuda").render(hk.ddot()).source  # reductions: their own
+

@@ -32,7 +32,11 @@ def test_which_nests_walk_planes() -> None:
     assert plane_walk(seg, lap, Schedule(march=1), "cuda") is None  # a point per thread
     assert plane_walk(seg, lap, Schedule(), "kokkos") is None
     stencil = hk.stencil()
-    assert plane_walk(nest(stencil), stencil, Schedule(), "cuda") is None  # 2-D: not by default
+    # a 2-D stencil (its reads a(i+1, j..j+2) form a register queue) walks runs of 8 rows on CUDA
+    assert plane_walk(nest(stencil), stencil, Schedule(), "cuda") == (1, 8)
+    assert plane_walk(nest(stencil), stencil, Schedule(march=1), "cuda") is None
+    copy = with_body(nest(stencil), hk.asg(hk.ld("b", hk.v("i"), hk.v("j")), hk.ld("a", hk.v("i"), hk.v("j"))))
+    assert plane_walk(copy, stencil, Schedule(), "cuda") is None  # no queue: a point per thread
     assert plane_walk(nest(stencil), stencil, Schedule(block_rows=8, march=8), "cuda") == (1, 8)  # runs of rows
     assert plane_walk(nest(stencil), stencil, Schedule(march=8), "triton") is None
 

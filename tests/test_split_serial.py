@@ -115,6 +115,7 @@ def test_triton_split_numbers(m: int, n: int, tmp_path: Path) -> None:
     pytest.importorskip("triton")
     rendered = get_renderer("triton").render(hk.gemv_rows())
     assert "tl.atomic_add(y + i, part, mask=mask)" in rendered.source and "CHUNK=chunk" in rendered.source
+    assert "BLOCK=block, num_warps=8)" in rendered.source  # split loops: 8 warps (targets.triton.default_warps)
     path = tmp_path / "gemvn_triton.py"
     path.write_text(rendered.source)
     spec = importlib.util.spec_from_file_location(f"kt_split_{m}_{n}", path)

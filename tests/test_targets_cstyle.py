@@ -342,7 +342,8 @@ def test_cuda_2d_block_text() -> None:
     assert "for (int run = blockIdx.y; run * 4 < j_trip; run += gridDim.y) {" in rows
     assert "const dim3 block(256);" in rows and "kt_grid((j_trip + 3) / 4, 1)" in rows
     assert "double kt_a_j0, kt_a_jp1;" in rows  # a(i+1, j), a(i+1, j+1), a(i+1, j+2) queued
-    assert "for (int run" not in get_renderer("cuda").render(hk.stencil()).source  # not by default
+    default_rows = get_renderer("cuda").render(hk.stencil()).source  # a 2-D stencil: runs of 8 rows by default
+    assert "for (int run = blockIdx.y; run * 8 < j_trip; run += gridDim.y) {" in default_rows
     default = get_renderer("cuda").render(hk.axpy3d()).source  # 3-D nests walk planes unless told not to
     assert "const dim3 block(64, 4);" in default and "kt_grid((k_trip + 7) / 8, 1)" in default
 

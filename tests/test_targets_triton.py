@@ -19,6 +19,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("triton")
 
 from targets.base import Unsupported, get_renderer  # noqa: E402
+from tests import kt_hand_kernels as hk  # noqa: E402
 from translate import ir  # noqa: E402
 from translate.ir import DType, Intent, Layout, LoopKind  # noqa: E402
 from translate.schedule import Schedule  # noqa: E402
@@ -475,3 +476,12 @@ def test_inner_loop_with_lane_dependent_stop_only(tmp_path: Path) -> None:
     for j in range(nn):
         want[: j + 1, j] += x[: j + 1] * y[j]
     np.testing.assert_allclose(ta.cpu().numpy().reshape((lda, nn), order="F"), want, rtol=1e-14)
+
+
+def test_triton_warps_written_only_where_they_differ_from_tritons_default() -> None:
+    plain = get_renderer("triton").render(hk.daxpy()).source
+    assert "num_warps" not in plain  # elementwise: Triton's 4
+    eight = Schedule(warps=8)
+    assert "BLOCK=block, num_warps=8)" in get_renderer("triton", eight).render(hk.daxpy(), eight).source
+    four = Schedule(warps=4)
+    assert get_renderer("triton", four).render(hk.daxpy(), four).source == plain  # the same code: the search skips it
