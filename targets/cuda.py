@@ -77,12 +77,14 @@ struct KtMax { template <typename T> __device__ T operator()(T a, T b) const { r
 struct KtMin { template <typename T> __device__ T operator()(T a, T b) const { return b < a ? b : a; } };
 
 // block-wide reduction (blockDim.x a multiple of 32, at most 1024): warp shuffles, then
-// one value per warp through shared memory; the result is valid in thread 0
+// one value per warp through shared memory; the result is valid in thread 0 (warps are
+// numbered by the linear thread index, so 2-D and 3-D blocks of whole warps work too)
 template <typename T, typename Op>
 __device__ T kt_block_reduce(T v, Op op, T identity) {
     __shared__ T warp_vals[32];
-    const int lane = threadIdx.x % 32;
-    const int warp = threadIdx.x / 32;
+    const int t = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    const int lane = t % 32;
+    const int warp = t / 32;
     for (int offset = 16; offset > 0; offset /= 2) {
         v = op(v, __shfl_down_sync(0xffffffffu, v, offset));
     }
@@ -92,7 +94,7 @@ __device__ T kt_block_reduce(T v, Op op, T identity) {
     }
     __syncthreads();
     if (warp == 0) {
-        v = lane < (int)(blockDim.x / 32) ? warp_vals[lane] : identity;
+        v = lane < (int)(blockDim.x * blockDim.y * blockDim.z / 32) ? warp_vals[lane] : identity;
         for (int offset = 16; offset > 0; offset /= 2) {
             v = op(v, __shfl_down_sync(0xffffffffu, v, offset));
         }
@@ -314,7 +316,7 @@ class CudaRenderer(CStyleRenderer):
             for r in seg.reductions:
                 v, op = self.var(r.var), _OPS[r.op]
                 buf.line(f"{v} = kt_block_reduce({v}, {op}(), {v}_identity);")
-                with buf.block("if (threadIdx.x == 0)"):
+                with buf.block("if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0)"):
                     buf.line(f"kt_atomic_combine({v}_acc, {v}, {op}());")
 
     @staticmethod

@@ -326,6 +326,9 @@ def test_cuda_2d_block_text() -> None:
     sch = Schedule(block=256, block_rows=8, march=1)
     src = get_renderer("cuda", sch).render(hk.axpy3d(), sch).source
     assert "const dim3 block(32, 8);" in src
+    # the max over the 3-D nest in 32x8 blocks: warps by linear thread index, one thread combines
+    assert "const int t = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);" in src
+    assert "if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {" in src
     # a thread per point along x (no cap) unless the schedule asks for grid-stride loops
     assert "const dim3 grid(kt_grid(i_trip, 32, INT_MAX), kt_grid(j_trip, 8), kt_grid(k_trip, 1));" in src
     strided = replace(sch, grid_stride=True)
