@@ -27,7 +27,7 @@ from targets.triton_extern import (
     output_needed,
 )
 from targets.triton_helpers import DEVICE_DEPENDS, DEVICE_HELPERS, HOST_DEPENDS, HOST_HELPERS, closure
-from targets.triton_kernels import Launch, Lines, NestEmitter, SerialEmitter
+from targets.triton_kernels import Launch, Lines, NestEmitter, SerialEmitter, fargs_line
 from targets.triton_rows import RowEmitter, row_nest
 from translate import ir
 from translate.schedule import (
@@ -380,7 +380,7 @@ class _ModuleWriter:
                     out(f"{part} = torch.empty(grid[0], dtype={TORCH_DTYPE[r.dtype]}, device=dev)")
                     args.append(part)
                 if launch.f64:
-                    out(f"fargs = torch.tensor([{', '.join(launch.f64)}], dtype=torch.float64, device=dev)")
+                    out(fargs_line(launch.f64))
                     args.append("fargs")
                 if (warps := self.schedule.warps or default_warps(launch)) not in (0, TRITON_WARPS):
                     consts.append(f"num_warps={warps}")
@@ -390,7 +390,7 @@ class _ModuleWriter:
                     out(_COMBINE[r.op].format(v=v, p=f"{v}_part"))
             return
         if launch.f64:
-            out(f"fargs = torch.tensor([{', '.join(launch.f64)}], dtype=torch.float64, device=dev)")
+            out(fargs_line(launch.f64))
             args.append("fargs")
         for name, dt in launch.outs:
             out(f"{py_name(name)}_out = torch.empty(1, dtype={TORCH_DTYPE[dt]}, device=dev)")

@@ -18,7 +18,7 @@
 from __future__ import annotations
 
 from targets.triton_expr import TL_DTYPE, TORCH_DTYPE, HostExpr, UnsupportedExpr, fold, py_name
-from targets.triton_kernels import Lines, _Emitter
+from targets.triton_kernels import Lines, _Emitter, fargs_line
 from translate import contraction, ir
 from translate.schedule import DeviceExtern, DeviceNest, arrays_written
 
@@ -274,7 +274,7 @@ class MatmulEmitter(_Emitter):
         args = [py_name(a.name), py_name(b.name), *([py_name(c.name)] if store_c else []), "mm_m", "mm_n", "mm_k",
                 sab, sam, sak, sbb, sbk, sbn, *self.launch_args]
         if self.f64:
-            lines.append(f"    fargs = torch.tensor([{', '.join(self.f64)}], dtype=torch.float64, device=dev)")
+            lines.append(f"    {fargs_line(self.f64)}")
             args.append("fargs")
         lines.append(f"    {ext.name}[grid]({', '.join(args)}, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=group_m,")
         lines.append("        num_warps=warps, num_stages=stages)")

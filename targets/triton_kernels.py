@@ -69,6 +69,13 @@ class Launch:
     tiles: int = 1  # BLOCK-wide tiles one program of a reduction sums (TILES)
 
 
+def fargs_line(values: list[str]) -> str:
+    """The launcher line packing f64 scalars into ``fargs`` (Triton passes Python floats as
+    fp32): built on the host and copied without waiting for the stream (a blocking copy
+    would stop the launcher until the work already queued on the GPU has finished)."""
+    return f"fargs = torch.tensor([{', '.join(values)}], dtype=torch.float64).to(dev, non_blocking=True)"
+
+
 REDUCE_TILES = 8
 IDENTITY = {"add": 0, "mul": 1, "max": "-inf", "min": "inf"}
 REDUCE = {"add": "tl.sum({v}, axis=0)", "max": "tl.max({v}, axis=0)", "min": "tl.min({v}, axis=0)",

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from targets.rows import ArgUpdate, arg_update, loop_chain, reduction, row_nest
 from targets.triton_expr import DeviceExpr, HostExpr, UnsupportedExpr, dev_dtype, fold, literal, py_name
-from targets.triton_kernels import IDENTITY, Lines, _Emitter
+from targets.triton_kernels import IDENTITY, Lines, _Emitter, fargs_line
 from translate import ir
 from translate.schedule import DeviceNest, scalar_reads
 
@@ -291,7 +291,7 @@ class RowEmitter(_Emitter):
             "    warps = 4 if row_block <= 1024 else (8 if row_block <= 2048 else 16)",
         ]
         if self.f64:
-            lines.append(f"    fargs = torch.tensor([{', '.join(self.f64)}], dtype=torch.float64, device=dev)")
+            lines.append(f"    {fargs_line(self.f64)}")
             args.append("fargs")
         lines.append(f"    {nest.name}[({rows},)]({', '.join(args)}, BLOCK_N=row_block,")
         lines.append(f"        ONE_CHUNK={extent} <= row_block, num_warps=warps)")
