@@ -37,7 +37,7 @@ _UNARY, _PRIMARY, _TERNARY = 14, 16, 3
 _MATH = ("sqrt", "exp", "log", "log10", "sin", "cos", "tan", "asin", "acos", "atan", "atan2",
          "sinh", "cosh", "tanh", "floor", "ceil", "erf", "log1p", "expm1")
 # storage-only float types: loads widen to float, arithmetic is float, stores narrow
-_NARROW = (DType.F16, DType.BF16)
+NARROW = (DType.F16, DType.BF16)  # stored narrow, computed on in float
 
 _KEYWORDS = frozenset(
     "auto bool break case catch char class const continue default delete do double else enum explicit extern "
@@ -169,14 +169,14 @@ class CStyleRenderer(Renderer):
         text = repr(x)
         if "e" not in text and "." not in text:
             text += ".0"
-        return f"{text}f" if dtype is DType.F32 or dtype in _NARROW else text
+        return f"{text}f" if dtype is DType.F32 or dtype in NARROW else text
 
     def visit_Var(self, e: ir.Var) -> tuple[str, int]:
         return self.var(e.name), _PRIMARY
 
     def visit_Load(self, e: ir.Load) -> tuple[str, int]:
         ref = self.array_ref(e.array, e.index)
-        if e.dtype in _NARROW:
+        if e.dtype in NARROW:
             return self.widen(ref, e.dtype), _PRIMARY
         return ref, _PRIMARY
 
@@ -270,14 +270,14 @@ class CStyleRenderer(Renderer):
         text, prec = self.visit(e.expr)
         if e.expr.dtype == e.dtype:
             return text, prec
-        if e.dtype in _NARROW:  # round to the narrow type, compute on in float
+        if e.dtype in NARROW:  # round to the narrow type, compute on in float
             return self.widen(self.narrow(text, e.dtype), e.dtype), _PRIMARY
         if prec < _UNARY:
             text = f"({text})"
         return f"({self.ctype(e.dtype)}){text}", _UNARY
 
     def math(self, fn: str, dtype: DType) -> str:
-        return f"{fn}f" if dtype is DType.F32 or dtype in _NARROW else fn
+        return f"{fn}f" if dtype is DType.F32 or dtype in NARROW else fn
 
     def _args(self, e: ir.Call, typed: bool) -> list[str]:
         out = []
@@ -340,7 +340,7 @@ class CStyleRenderer(Renderer):
                 self.declare_on_assign.discard(s.target.name)
                 prefix = f"{self.ctype(s.target.dtype)} "
             value = self.expr(s.value)
-            if isinstance(s.target, ir.Load) and self.array(s.target.array).dtype in _NARROW:
+            if isinstance(s.target, ir.Load) and self.array(s.target.array).dtype in NARROW:
                 lhs = self.array_ref(s.target.array, s.target.index)
                 value = self.narrow(value, self.array(s.target.array).dtype)
             buf.line(f"{prefix}{lhs} = {value};")

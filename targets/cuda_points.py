@@ -13,6 +13,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from targets.base import CodeBuffer
+from targets.cstyle import NARROW
 from targets.planes import unconditional_loads
 from translate import ir
 from translate.irquery import arrays_written, scalar_reads
@@ -89,6 +90,7 @@ def strided_points(r: CudaRenderer, buf: CodeBuffer, seg: DeviceNest, k_names: M
             regs: dict[ir.Load, ir.Var] = {}
             for q, load in enumerate(loads):
                 dt = r.array(load.array).dtype
+                dt = ir.DType.F32 if dt in NARROW else dt  # a f16/bf16 load is read as float
                 name = r.var(load.array) + (str(q) if counts[load.array] > 1 else "") + f"_{m}"
                 buf.line(f"const {r.ctype(dt)} {name} = {r.expr(ir.substitute(load, point))};")  # type: ignore[arg-type]
                 regs[load] = ir.Var(name, dt)
