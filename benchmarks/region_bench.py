@@ -10,8 +10,9 @@ Two steps, because the GPU machine has no gfortran and no Fortran frontend::
                                           [--value NAME=V ...] [--bytes 2e9]
 
     # on the GPU (torch, triton, nvcc): the same cases, CUDA and Triton timed with CUDA
-    # events (L2 flushed, median), rates against `translate doctor --measure`'s ceilings
-    python benchmarks/region_bench.py gpu PLAN_DIR [--regions a,b]
+    # events (L2 flushed, median) in --rounds turns (cuda, triton, cuda, ...; the median of
+    # the rounds), rates against `translate doctor --measure`'s ceilings
+    python benchmarks/region_bench.py gpu PLAN_DIR [--regions a,b] [--rounds 3]
 
 ``plan`` reads each workflow's ``report.json`` and keeps the regions validated for
 CUDA or Triton; the generated files are the ones in the workflow's output folder
@@ -27,7 +28,9 @@ import argparse
 import json
 import math
 import pickle
+import statistics
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -210,14 +213,21 @@ def gpu(args: argparse.Namespace) -> int:
         row = dict(doc)
         try:
             pc = _profile_case(doc, kernel)
-            for target in doc["targets"]:
+
+            def timer(target: str, doc: dict[str, Any] = doc, kernel: ir.Kernel = kernel, pc: Any = pc) -> float:
                 try:
-                    seconds = time_target(target, _local(Path(doc["files"][target])), kernel, pc,
-                                          plan_dir / ".cache", plan_dir)
-                    row[target] = rates(pc.work, seconds, ceilings, precision(kernel)).as_dict()
-                except Exception as exc:  # one target's failure does not stop the table
-                    row[target] = {"error": f"{type(exc).__name__}: {exc}"[:200]}
-                torch.cuda.empty_cache()
+                    return time_target(target, _local(Path(doc["files"][target])), kernel, pc,
+                                       plan_dir / ".cache", plan_dir)
+                finally:
+                    torch.cuda.empty_cache()
+
+            for target, got in time_rounds(doc["targets"], timer, args.rounds).items():
+                if isinstance(got, str):  # one target's failure does not stop the table
+                    row[target] = {"error": got}
+                    continue
+                row[target] = rates(pc.work, statistics.median(got), ceilings, precision(kernel)).as_dict()
+                if len(got) > 1:
+                    row[target]["rounds_s"] = got
             if "matmul" in doc["region"] and {"m", "n", "k"} <= set(doc["sizes"]):
                 row["cublas"] = _cublas(doc["sizes"], kernel, ceilings)
             del pc
@@ -241,6 +251,23 @@ def gpu(args: argparse.Namespace) -> int:
     print(gpu_table(results))
     _charts(results, ceilings, plan_dir)
     return 0
+
+
+def time_rounds(targets: list[str], timer: Callable[[str], float], rounds: int) -> dict[str, list[float] | str]:
+    """Each target timed ``rounds`` times, the targets taking turns (cuda, triton, cuda,
+    triton, ...) so that a slow spell of the machine falls on both; a target that fails is
+    not timed again (its entry is the error)."""
+    out: dict[str, list[float] | str] = {t: [] for t in targets}
+    for _ in range(max(1, rounds)):
+        for t in targets:
+            got = out[t]
+            if isinstance(got, str):
+                continue
+            try:
+                got.append(timer(t))
+            except Exception as exc:
+                out[t] = f"{type(exc).__name__}: {exc}"[:200]
+    return out
 
 
 def _charts(results: list[dict[str, Any]], ceilings: Any, plan_dir: Path) -> None:
@@ -512,6 +539,12 @@ def gpu_table(results: list[dict[str, Any]]) -> str:
                      f"({sr['before_s'] / sr['best_s']:.2f}x) with {sr['variant']}"
                      f"{f', {frac * 100:.0f}% of the roof' if frac is not None else ''}; "
                      f"{tried} of {len(sr['history']) - 1} variants validated")
+    for r in results:
+        for t in ("cuda", "triton"):
+            got = r.get(t, {}).get("rounds_s") if isinstance(r.get(t), dict) else None
+            if got and max(got) > 1.05 * min(got):
+                lines.append(f"  {r['region']} {t}: rounds {' / '.join(f'{x * 1e3:.3f}' for x in got)} ms "
+                             f"(the median is in the table)")
     tried = [(r, t) for r in results for t in ("cuda", "triton") if isinstance(r.get(t), dict) and r[t].get("variants")]
     if tried:
         lines.append("schedules side by side (--variants; validated against the golden data, then timed):")
@@ -555,6 +588,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="search schedule variants for targets below this roofline fraction (0: no search)")
     g.add_argument("--budget", type=int, default=8, help="variants per searched target")
     g.add_argument("--search-top", type=int, default=3, help="search only the N slowest targets")
+    g.add_argument("--rounds", type=int, default=3,
+                   help="times each target is timed, the targets taking turns; the table shows the median")
     g.add_argument("--variants", default="",
                    help="time these schedules of every region side by side, e.g. 'cuda:march=4;triton:warps=8'")
     t = sub.add_parser("table", help="print the table of a (possibly partial) gpu run's results.json")

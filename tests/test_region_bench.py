@@ -9,7 +9,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 
-from region_bench import gpu_table, parse_variants  # noqa: E402
+from region_bench import gpu_table, parse_variants, time_rounds  # noqa: E402
 
 
 def test_variants_spec_parses_fields_per_target() -> None:
@@ -36,3 +36,28 @@ def test_table_lists_each_variant_against_the_roof() -> None:
     assert "1.000 ms 50%" in lines[0]
     assert "0.500 ms 100%" in lines[1]
     assert "failed: case0: max rel error 1" in lines[2]
+
+
+def test_rounds_take_turns_and_stop_timing_a_failed_target() -> None:
+    calls: list[str] = []
+
+    def timer(t: str) -> float:
+        calls.append(t)
+        if t == "triton" and calls.count("triton") == 2:
+            raise RuntimeError("out of memory")
+        return {"cuda": 1.0, "triton": 2.0}[t] + 0.1 * len(calls)
+
+    got = time_rounds(["cuda", "triton"], timer, 3)
+    assert calls == ["cuda", "triton", "cuda", "triton", "cuda"]  # turns; triton not timed after it failed
+    assert got["cuda"] == [1.1, 1.3, 1.5]
+    assert got["triton"] == "RuntimeError: out of memory"
+
+
+def test_table_notes_rounds_that_disagree() -> None:
+    row = {"workflow": "w", "region": "vscal", "bytes": 2e9, "flops": 0.0, "ref_time_s": None,
+           "triton": {"time_s": 6.72e-4, "gbps": 3000.0, "fraction_of_peak": 0.7,
+                      "rounds_s": [6.72e-4, 7.49e-4, 6.70e-4]},
+           "cuda": {"time_s": 5.6e-4, "gbps": 4000.0, "fraction_of_peak": 0.95, "rounds_s": [5.6e-4, 5.61e-4, 5.6e-4]}}
+    text = gpu_table([row])
+    assert "vscal triton: rounds 0.672 / 0.749 / 0.670 ms" in text
+    assert "vscal cuda: rounds" not in text  # within 5%: not noted
