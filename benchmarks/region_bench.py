@@ -177,9 +177,9 @@ def plan(args: argparse.Namespace) -> int:
 def gpu(args: argparse.Namespace) -> int:
     import torch
 
-    from translate.optimize_steps import time_target
+    from translate.optimize_steps import gpu_call
     from validation.ceilings import load_or_measure
-    from validation.profile import precision, rates
+    from validation.profile import precision, rates, time_on_gpu
 
     if not torch.cuda.is_available():
         print("region_bench gpu: no CUDA GPU", file=sys.stderr)
@@ -198,15 +198,19 @@ def gpu(args: argparse.Namespace) -> int:
         row = dict(doc)
         try:
             pc = _profile_case(doc, kernel)
+            calls: dict[str, Callable[[], object]] = {}  # each target's call, made once for all rounds
 
-            def timer(target: str, doc: dict[str, Any] = doc, kernel: ir.Kernel = kernel, pc: Any = pc) -> float:
-                try:
-                    return time_target(target, _local(Path(doc["files"][target])), kernel, pc,
-                                       plan_dir / ".cache", plan_dir)
-                finally:
-                    torch.cuda.empty_cache()
+            def timer(target: str, doc: dict[str, Any] = doc, kernel: ir.Kernel = kernel, pc: Any = pc,
+                      calls: dict[str, Callable[[], object]] = calls) -> float:
+                if target not in calls:
+                    files = _local(Path(doc["files"][target]))
+                    calls[target] = gpu_call(target, files, kernel, pc, plan_dir / ".cache")
+                return time_on_gpu(calls[target]).median_s
 
-            for target, got in time_rounds(doc["targets"], timer, args.rounds).items():
+            timed = time_rounds(doc["targets"], timer, args.rounds)
+            calls.clear()
+            torch.cuda.empty_cache()
+            for target, got in timed.items():
                 if isinstance(got, str):  # one target's failure does not stop the table
                     row[target] = {"error": got}
                     continue
@@ -293,25 +297,31 @@ def _profile_case(doc: dict[str, Any], kernel: ir.Kernel) -> Any:
 def _search_slowest(results: list[dict[str, Any]], kernels: dict[str, ir.Kernel], args: argparse.Namespace,
                     plan_dir: Path, ceilings: Any) -> None:
     """The variant search for the ``--search-top`` slowest targets below ``--search`` of the roof."""
-    import torch
-
-    from validation.profile import precision, rates
-
     slow = sorted(((r[t]["fraction_of_peak"], r, t) for r in results for t in ("cuda", "triton")
                    if isinstance(r.get(t), dict) and r[t].get("fraction_of_peak") is not None
                    and r[t]["fraction_of_peak"] < args.search), key=lambda x: x[0])[: args.search_top]
     for _, r, t in slow:
-        kernel = kernels[r["region"]]
-        try:
-            pc = _profile_case(r, kernel)
-            found = _search(t, kernel, r, pc, r[t]["time_s"], args.budget, plan_dir, ceilings.device)
-            found["best_rates"] = rates(pc.work, found["best_s"], ceilings, precision(kernel)).as_dict()
-            r[t]["search"] = found
-        except Exception as exc:
-            r[t]["search_error"] = f"{type(exc).__name__}: {exc}"[:200]
-        torch.cuda.empty_cache()
+        _search_target(r, t, kernels[r["region"]], "search", args.budget, plan_dir, ceilings)
         print(f"  search {r['region']} {t}: {r[t].get('search', {}).get('variant') or r[t].get('search_error')}",
               file=sys.stderr, flush=True)
+
+
+def _search_target(r: dict[str, Any], t: str, kernel: ir.Kernel, key: str, budget: int, plan_dir: Path,
+                   ceilings: Any, tries: list[Any] | None = None) -> None:
+    """``_search`` of one region's target, its result (with the best variant's rates) in
+    ``r[t][key]``, or the error in ``r[t][key + "_error"]``."""
+    import torch
+
+    from validation.profile import precision, rates
+
+    try:
+        pc = _profile_case(r, kernel)
+        found = _search(t, kernel, r, pc, r[t]["time_s"], budget, plan_dir, ceilings.device, tries)
+        found["best_rates"] = rates(pc.work, found["best_s"], ceilings, precision(kernel)).as_dict()
+        r[t][key] = found
+    except Exception as exc:
+        r[t][f"{key}_error"] = f"{type(exc).__name__}: {exc}"[:200]
+    torch.cuda.empty_cache()
 
 
 def parse_variants(spec: str) -> dict[str, list[dict[str, Any]]]:
@@ -341,29 +351,15 @@ def _try_variants(results: list[dict[str, Any]], kernels: dict[str, ir.Kernel], 
     in the same run (each validated against the golden data first); the CUDA builds in parallel."""
     from dataclasses import replace
 
-    import torch
-
-    from translate.schedule import Schedule
-    from validation.profile import precision, rates
-
     wanted = parse_variants(spec)
     jobs = []
     for r in results:
         for t, kws in wanted.items():
             if isinstance(r.get(t), dict) and "time_s" in r[t]:
-                current = Schedule(level=r["levels"].get(t, 0), matmul_library=r.get("matmul_library", True))
-                jobs.append((r, t, [replace(current, **kw) for kw in kws]))
+                jobs.append((r, t, [replace(_planned_schedule(r, t), **kw) for kw in kws]))
     _prebuild_variants(jobs, kernels, plan_dir)
     for r, t, tries in jobs:
-        kernel = kernels[r["region"]]
-        try:
-            pc = _profile_case(r, kernel)
-            found = _search(t, kernel, r, pc, r[t]["time_s"], len(tries), plan_dir, ceilings.device, tries)
-            found["best_rates"] = rates(pc.work, found["best_s"], ceilings, precision(kernel)).as_dict()
-            r[t]["variants"] = found
-        except Exception as exc:
-            r[t]["variants_error"] = f"{type(exc).__name__}: {exc}"[:200]
-        torch.cuda.empty_cache()
+        _search_target(r, t, kernels[r["region"]], "variants", len(tries), plan_dir, ceilings, tries)
         for h in r[t].get("variants", {}).get("history", []):
             print(f"  variants {r['region']} {t}: {h['variant']}: {h['status']} "
                   + (f"{h['time_s'] * 1e3:.3f} ms" if h.get("time_s") else str(h.get("reason"))[:100]),
@@ -376,13 +372,9 @@ def _try_variants(results: list[dict[str, Any]], kernels: dict[str, ir.Kernel], 
 def _prebuild_variants(jobs: list[tuple[dict[str, Any], str, list[Any]]], kernels: dict[str, ir.Kernel],
                        plan_dir: Path) -> None:
     """Compile the CUDA variants (validation and profiling builds) at once; the runs then hit the cache."""
-    from concurrent.futures import ThreadPoolExecutor
-
     from targets.base import get_renderer
-    from validation.profile import build_cuda_entry
-    from validation.runners import build_candidate, candidate_file
 
-    work = []
+    folders = []
     for r, t, tries in jobs:
         if t != "cuda":
             continue
@@ -393,20 +385,15 @@ def _prebuild_variants(jobs: list[tuple[dict[str, Any], str, list[Any]]], kernel
                 get_renderer(t, sch).render(kernel, sch).write(folder)
             except Exception:  # reported when the variant is tried
                 continue
-            work.append((folder / t, kernel))
+            folders.append((folder / t, kernel))
+    _build_cuda(folders, plan_dir / ".cache", validation=True)
 
-    def one(job: tuple[Path, ir.Kernel]) -> None:
-        folder, kernel = job
-        try:
-            build_candidate("cuda", folder, kernel, plan_dir / ".cache")
-            src = candidate_file("cuda", folder, kernel.name)
-            if src is not None:
-                build_cuda_entry(src, kernel, signature(kernel), plan_dir / ".cache")
-        except Exception as exc:  # reported again when the variant is tried
-            print(f"  {folder}: {exc}", file=sys.stderr)
 
-    with ThreadPoolExecutor(max_workers=16) as pool:
-        list(pool.map(one, work))
+def _planned_schedule(doc: dict[str, Any], target: str) -> Any:
+    """The schedule the planned files of ``target`` were rendered with (its level, the library matmul)."""
+    from translate.schedule import Schedule
+
+    return Schedule(level=doc["levels"].get(target, 0), matmul_library=doc.get("matmul_library", True))
 
 
 def _search(target: str, kernel: ir.Kernel, doc: dict[str, Any], pc: Any, current_s: float, budget: int,
@@ -418,7 +405,7 @@ def _search(target: str, kernel: ir.Kernel, doc: dict[str, Any], pc: Any, curren
     from validation.golden import validate_against_golden
 
     golden = _local(Path(doc["golden"]))
-    current = Schedule(level=doc["levels"].get(target, 0), matmul_library=doc.get("matmul_library", True))
+    current = _planned_schedule(doc, target)
 
     def check(folder: Path, sch: Schedule) -> tuple[str, str | None]:
         comps = validate_against_golden(target, folder, golden, cache_dir=plan_dir / ".cache")
@@ -436,21 +423,30 @@ def _search(target: str, kernel: ir.Kernel, doc: dict[str, Any], pc: Any, curren
 
 def _prebuild_cuda(plans: list[dict[str, Any]], cache: Path) -> None:
     """Compile every CUDA profiling entry at once (nvcc is slow; the GPU host has many cores)."""
+    _build_cuda([(_local(Path(d["files"]["cuda"])), d["kernel"]) for d in plans if "cuda" in d["targets"]], cache)
+
+
+def _build_cuda(folders: list[tuple[Path, ir.Kernel]], cache: Path, validation: bool = False) -> None:
+    """The CUDA profiling entry (and with ``validation`` the validation build) of each folder's
+    file, 16 at a time; a failure is printed here and reported again where the file is run."""
     from concurrent.futures import ThreadPoolExecutor
 
     from validation.profile import build_cuda_entry
-    from validation.runners import candidate_file
+    from validation.runners import build_candidate, candidate_file
 
-    def one(doc: dict[str, Any]) -> None:
-        src = candidate_file("cuda", _local(Path(doc["files"]["cuda"])), doc["kernel"].name)
-        if src is not None:
-            try:
-                build_cuda_entry(src, doc["kernel"], signature(doc["kernel"]), cache)
-            except Exception as exc:  # reported again when the region is timed
-                print(f"  {doc['region']}: cuda entry: {exc}", file=sys.stderr)
+    def one(job: tuple[Path, ir.Kernel]) -> None:
+        folder, kernel = job
+        try:
+            if validation:
+                build_candidate("cuda", folder, kernel, cache)
+            src = candidate_file("cuda", folder, kernel.name)
+            if src is not None:
+                build_cuda_entry(src, kernel, signature(kernel), cache)
+        except Exception as exc:
+            print(f"  {folder}: cuda build: {exc}", file=sys.stderr)
 
     with ThreadPoolExecutor(max_workers=16) as pool:
-        list(pool.map(one, [d for d in plans if "cuda" in d["targets"]]))
+        list(pool.map(one, folders))
 
 
 def _cublas(sizes: dict[str, int], kernel: ir.Kernel, ceilings: Any) -> dict[str, Any]:

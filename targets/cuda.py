@@ -405,14 +405,14 @@ class CudaRenderer(CStyleRenderer):
                 rows = rows if len(trips) > 1 and bs % rows == 0 else 1
                 shape = [bs // rows] + ([rows] if rows > 1 else [])
                 dims = [f"kt_grid({t}, {n})" for t, n in zip(trips, shape + [1] * len(trips), strict=False)]
-                if not seg.reductions and not self.schedule.grid_stride:
+                if (points := self.points_per_thread(seg)) > 1:  # every thread its points, no grid-stride
+                    dims[0] = f"kt_grid(({trips[0]} + {points - 1}) / {points}, {shape[0]}, INT_MAX)"
+                elif not seg.reductions and not self.schedule.grid_stride:
                     # a thread per element along x: a capped grid's threads stride the array in
                     # far-apart runs, which was 30% slower for a misaligned in-place loop (H200)
                     dims[0] = f"kt_grid({trips[0]}, {shape[0]}, INT_MAX)"
                 if walk:
                     dims[-1] = f"kt_grid(({trips[-1]} + {walk[1] - 1}) / {walk[1]}, 1)"
-                if (points := self.points_per_thread(seg)) > 1:
-                    dims[0] = f"kt_grid(({trips[0]} + {points - 1}) / {points}, {shape[0]}, INT_MAX)"
                 if seg.reductions and len(trips) > 1:
                     # every block ends in one atomic per reduction: a few thousand blocks in all, the
                     # outer loops strided, not one block per row (contention on the same addresses)

@@ -8,13 +8,14 @@ moving a load of one iteration above the stores of another is legal."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from targets.base import CodeBuffer
 from targets.cstyle import NARROW
-from targets.planes import unconditional_loads
+from targets.planes import steady_loads
 from translate import ir
 from translate.irquery import arrays_written, scalar_reads
 from translate.schedule import DeviceNest
@@ -32,17 +33,15 @@ def hoisted_loads(seg: DeviceNest) -> list[ir.Load]:
     """Loads that can move to the top of one iteration: in the leading run of plain
     assignments, of arrays no earlier statement of the iteration writes, with subscripts
     of loop variables and the nest's scalar inputs only (no loaded subscripts); each once."""
-    steady = {lp.var for lp in seg.loops} | set(seg.scalars_in)
     written: set[str] = set()
     out: list[ir.Load] = []
     for s in seg.body:
         if not isinstance(s, ir.Assign):
             break
-        for load in unconditional_loads(s.value) + _target_subscript_loads(s.target):
-            nested = any(isinstance(n, ir.Load) for e in load.index for n in ir.walk(e))
-            if load.array in written or nested or not scalar_reads(load) <= steady or load in out:
-                continue
-            out.append(load)
+        subscripts = s.target.index if isinstance(s.target, ir.Load) else ()
+        for load in steady_loads(seg, s.value) + [x for e in subscripts for x in steady_loads(seg, e)]:
+            if load.array not in written and load not in out:
+                out.append(load)
         written |= arrays_written(s)
     return out
 
@@ -65,11 +64,6 @@ def with_registers(body: tuple[ir.Stmt, ...], regs: Mapping[ir.Load, ir.Var]) ->
     return tuple(out)
 
 
-def _target_subscript_loads(target: ir.Expr) -> list[ir.Load]:
-    return [] if not isinstance(target, ir.Load) else [n for e in target.index for n in ir.walk(e)
-                                                       if isinstance(n, ir.Load)]
-
-
 def strided_points(r: CudaRenderer, buf: CodeBuffer, seg: DeviceNest, k_names: Mapping[str, str], n: int) -> None:
     """The body of a 1-D nest kernel whose threads run ``n`` iterations a block apart."""
     lp = seg.loops[0]
@@ -77,13 +71,13 @@ def strided_points(r: CudaRenderer, buf: CodeBuffer, seg: DeviceNest, k_names: M
     k, trip = k_names.get(lp.var, v), f"{v}_trip"
     buf.line(f"// {n} iterations per thread, a block apart: their loads are issued before their stores")
     buf.line(f"const int {k}_first = blockIdx.x * ({n} * blockDim.x) + threadIdx.x;")
-    with buf.block(f"if ({k}_first + {n - 1}LL * blockDim.x < {trip})"):
+    with buf.block(f"if ({k}_first + {n - 1}LL * blockDim.x < {trip})", closer="} else {"):
         loads = hoisted_loads(seg)
         at = [r.var(f"{lp.var}_{m}") for m in range(n)]
         for m in range(n):
             first = f"{k}_first" + (f" + {m} * blockDim.x" if m else "")
             buf.line(f"const int {at[m]} = {r.offset(lp, first) if lp.var in k_names else first};")
-        counts = {a: [x.array for x in loads].count(a) for a in {x.array for x in loads}}
+        counts = Counter(x.array for x in loads)
         bodies = []
         for m in range(n):
             point = {lp.var: ir.Var(f"{lp.var}_{m}", r.dtype_of(lp.var))}
@@ -100,9 +94,7 @@ def strided_points(r: CudaRenderer, buf: CodeBuffer, seg: DeviceNest, k_names: M
                 if any(lp.var in scalar_reads(st) for st in body):
                     buf.line(f"const int {v} = {at[m]};")
                 r.body_with_privates(buf, body, seg.private)
-        buf.level -= 1
-        buf.line("} else {")
-        buf.level += 1
-        with buf.block(f"for (int {k} = {k}_first; {k} < {trip}; {k} += blockDim.x)"):
-            buf.lines(r.loop_var_lines(seg, k_names))
-            r.body_with_privates(buf, seg.body, seg.private)
+    with buf.indent(), buf.block(f"for (int {k} = {k}_first; {k} < {trip}; {k} += blockDim.x)"):
+        buf.lines(r.loop_var_lines(seg, k_names))
+        r.body_with_privates(buf, seg.body, seg.private)
+    buf.line("}")

@@ -82,14 +82,12 @@ def queues(seg: DeviceNest, var: str) -> list[Queue]:
     scalar inputs only, ``var`` in one subscript as ``var + constant``; two or more planes
     of the same in-plane position."""
     written = set().union(*(arrays_written(s) for s in seg.body))
-    steady = {lp.var for lp in seg.loops} | set(seg.scalars_in)
     groups: dict[tuple[str, int, tuple[ir.Expr, ...]], dict[int, ir.Load]] = {}
     for s in seg.body:
         if not isinstance(s, ir.Assign):
             continue
-        for load in unconditional_loads(s.value):
-            nested = any(isinstance(n, ir.Load) for e in load.index for n in ir.walk(e))
-            if load.array in written or nested or not scalar_reads(load) <= steady:
+        for load in steady_loads(seg, s.value):
+            if load.array in written:
                 continue
             where = [d for d, e in enumerate(load.index) if var in scalar_reads(e)]
             if len(where) != 1:
@@ -114,6 +112,15 @@ def _at(load: ir.Load, dim: int, var: str, c: int) -> ir.Load:
     index = list(load.index)
     index[dim] = simplify(ir.BinOp("add", ir.Var(var, ir.DType.I32), ir.Const(c, ir.DType.I32), ir.DType.I32))
     return replace(load, index=tuple(index))
+
+
+def steady_loads(seg: DeviceNest, e: object) -> list[ir.Load]:
+    """The unconditional loads of ``e`` whose subscripts hold only the nest's loop variables
+    and scalar inputs (no loaded subscripts, no private scalars): the same address whenever
+    the iteration is the same."""
+    steady = {lp.var for lp in seg.loops} | set(seg.scalars_in)
+    return [load for load in unconditional_loads(e)
+            if scalar_reads(load) <= steady and not any(isinstance(n, ir.Load) for x in load.index for n in ir.walk(x))]
 
 
 def unconditional_loads(e: object) -> list[ir.Load]:

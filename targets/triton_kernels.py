@@ -317,7 +317,6 @@ class NestEmitter(_Emitter):
             body(self.index_line(lp_s, f"{plane}_k"))
             for s in self.nest.body:
                 self.stmt(s, "in_plane")
-        _drop_unused_zero_lanes(body)
         return self.head(extra).text() + body.text()
 
     def index_line(self, lp: ir.Loop, k_text: str) -> str:

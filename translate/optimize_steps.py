@@ -37,8 +37,9 @@ MIN_GAIN = 0.95  # a variant replaces the current schedule only when at least 5%
 GPU_TARGETS = ("cuda", "triton")
 BLOCKS = {"cuda": (128, 256, 512, 1024), "triton": (128, 256, 512, 1024, 2048), "kokkos": (256,)}
 LEVELS = {"cuda": (0, 1), "triton": (0, 1), "kokkos": (0, 1, 2)}
-# (block rows, planes) tried for 3-D nests walked by planes (targets.planes); (0, 1): a point per thread
-# CUDA 2-D nests: (0, 1) is their default, the others walk runs of 8, 4 or 16 rows per thread
+# (block rows, planes) tried for 3-D nests walked by planes (targets.planes); (0, 1): a point per thread.
+# CUDA 2-D nests: runs of 8 (a stencil's default), 4 or 16 rows per thread, or a point; CUDA 1-D
+# nests: 1, 8, 4 or 16 iterations per thread (targets.cuda_points)
 PLANES = {"cuda": ((0, 1), (0, 8), (8, 4), (2, 16)), "triton": ((0, 1), (4, 4), (4, 8), (8, 4))}
 
 
@@ -74,7 +75,7 @@ def time_target(target: str, files_dir: Path, kernel: ir.Kernel, pc: ProfileCase
     """Median seconds of one call of the target's code in ``files_dir`` on the profiling case:
     Kokkos in a worker subprocess (a crash at the profiling sizes fails this target only),
     CUDA and Triton on the GPU on device-resident arrays."""
-    from validation.runners import candidate_file, run_candidate_cases
+    from validation.runners import run_candidate_cases
 
     if target == "kokkos":
         (r,) = run_candidate_cases("kokkos", files_dir, kernel, [pc.case], workdir, cache_dir, timeout=600,
@@ -82,7 +83,16 @@ def time_target(target: str, files_dir: Path, kernel: ir.Kernel, pc: ProfileCase
         if not r.ok:
             raise RuntimeError(f"kokkos at the profiling sizes: {r.reason}")
         return r.seconds
-    from validation.profile import build_cuda_entry, cuda_call, time_on_gpu, triton_call
+    from validation.profile import time_on_gpu
+
+    return time_on_gpu(gpu_call(target, files_dir, kernel, pc, cache_dir)).median_s
+
+
+def gpu_call(target: str, files_dir: Path, kernel: ir.Kernel, pc: ProfileCase, cache_dir: Path) -> Callable[[], object]:
+    """One call of the CUDA or Triton code in ``files_dir`` on a device-resident copy of the
+    profiling case (built, loaded and copied once; each call runs the kernels only)."""
+    from validation.profile import build_cuda_entry, cuda_call, triton_call
+    from validation.runners import candidate_file
 
     src = candidate_file(target, files_dir, kernel.name)
     if src is None:
@@ -92,7 +102,7 @@ def time_target(target: str, files_dir: Path, kernel: ir.Kernel, pc: ProfileCase
         call, _ = cuda_call(lib, kernel, pc.sig, pc.case.scalars, _arrays(pc))
     else:
         call, _ = triton_call(src, kernel, pc.sig, pc.case.scalars, _arrays(pc))
-    return time_on_gpu(call).median_s
+    return call
 
 
 def time_reference(build: Any, kernel: ir.Kernel, pc: ProfileCase, workdir: Path) -> float | None:
