@@ -318,7 +318,36 @@ end subroutine
 """
     (k,) = parse_source(src, "t.f90").kernels
     cu = get_renderer("cuda").render(analyze(k)).source
-    assert "const unsigned gy = kt_fill(kt_grid(j_trip, 1), gx);" in cu and "const dim3 grid(gx, gy);" in cu
+    assert "const unsigned gy = kt_fill(kt_grid(j_trip, 256 / bx), gx);" in cu and "const dim3 grid(gx, gy);" in cu
+
+
+def test_cuda_block_width_fits_the_fastest_loop(tmp_path: Path) -> None:
+    """A 2-D or 3-D nest not walked by rows or planes gets blocks as wide as its fastest loop
+    needs (kt_fit_width, chosen at launch); a schedule's block_rows or a plane walk keeps its shape."""
+    point = Schedule(march=1)  # a 3-D nest, a thread per point
+    src = get_renderer("cuda", point).render(hk.axpy3d(), point).source
+    assert "const int bx = kt_fit_width(i_trip, 256);" in src and "const dim3 block(bx, 256 / bx);" in src
+    assert "kt_grid(i_trip, bx, INT_MAX), kt_grid(j_trip, 256 / bx)" in src
+    walked = get_renderer("cuda").render(hk.axpy3d()).source  # the first nest walks planes in 64 x 4
+    assert "const dim3 block(64, 4);" in walked and walked.count("= kt_fit_width(") == 1  # the max nest fits
+    rows = Schedule(block_rows=8, march=1)
+    assert "kt_fit_width" not in get_renderer("cuda", rows).render(hk.axpy3d(), rows).source
+    assert "kt_fit_width" not in get_renderer("cuda").render(hk.daxpy()).source  # 1-D
+    if shutil.which("g++") is None:
+        pytest.skip("g++ not found")
+    helper = cuda_target._FIT_WIDTH
+    probe = tmp_path / "fit.cpp"
+    probe.write_text("#include <climits>\n#include <cstdio>\n" + helper + """
+int main() {
+    const int cases[][2] = {{1819, 256}, {10164, 256}, {13, 256}, {698, 256}, {559, 128}, {100000, 96}, {40, 96}};
+    for (const auto& c : cases) printf("%d ", kt_fit_width(c[0], c[1]));
+}
+""")
+    subprocess.run(["g++", "-O1", "-o", str(tmp_path / "fit"), str(probe)], check=True)
+    out = subprocess.run([str(tmp_path / "fit")], check=True, capture_output=True, text=True).stdout.split()
+    # 1819: 64 (37 idle lanes); 10164: 256 (76 idle of 10240 is under 1/32); 13: 32, the fewest idle;
+    # 698: 64 (6 idle); 559: 64 (17 idle); a block that is not a multiple of 64 keeps its width
+    assert out == ["64", "256", "32", "64", "64", "96", "96"]
 
 
 def test_cuda_2d_block_text() -> None:
