@@ -255,6 +255,9 @@ class NestEmitter(_Emitter):
     def lanes(self, first: str, order: tuple[int, ...], trips: list[tuple[str, ir.Loop]]) -> None:
         """The BLOCK lanes from flat index ``first`` on: mask, loop variables, privates, the body."""
         body = self.out
+        if len(order) > 1:
+            body(f"kt_first = {first}")
+            first = "kt_first"
         body(f"offs = {first} + tl.arange(0, BLOCK)")
         body(f"mask = offs < {' * '.join(t for t, _ in trips)}")
         self.decompose(order, trips)
@@ -357,21 +360,25 @@ class NestEmitter(_Emitter):
         body(f"tl.atomic_add({self.dev.pointer(target.array, target.index)}, part, mask=mask)")
 
     def decompose(self, order: tuple[int, ...], trips: list[tuple[str, ir.Loop]]) -> None:
+        """The loop variables of each lane from its flat index ``offs``. Over several loops the
+        program's first index ``kt_first`` is split once (int64 scalars ``kt_q``) and each lane's
+        part in int32 (``kt_lane``: below a trip count plus BLOCK): an int64 division per lane
+        costs about a hundred instructions."""
         body = self.out
-        rem = "offs"
+        if len(order) == 1:
+            body(self.index_line(trips[order[0]][1], "offs"))
+            return
+        q, lane = "kt_first", "tl.arange(0, BLOCK)"
         for pos, k in enumerate(order):
             name, lp = trips[k]
-            last = pos == len(order) - 1
-            k_text = rem if last else f"{rem} % {name}"
-            line = self.index_line(lp, k_text)
-            note = "  # fastest: the contiguous index" if pos == 0 and len(order) > 1 else ""
-            body(line + note)
-            if not last:
-                if pos == 0:
-                    body(f"rem = offs // {name}")
-                else:
-                    body(f"rem = rem // {name}")
-                rem = "rem"
+            if pos == len(order) - 1:
+                body(self.index_line(lp, f"{q} + {lane}"))
+                return
+            body(f"kt_lane{pos} = ({q} % {name}).to(tl.int32) + {lane}")
+            note = "  # fastest: the contiguous index" if pos == 0 else ""
+            body(self.index_line(lp, f"(kt_lane{pos} % {name}).to(tl.int64)") + note)
+            body(f"kt_q{pos} = {q} // {name}")
+            q, lane = f"kt_q{pos}", f"kt_lane{pos} // {name}"
 
     def stmt(self, s: ir.Stmt, mask: str) -> None:
         self.check_no_exit(s)

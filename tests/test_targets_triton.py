@@ -226,7 +226,9 @@ def test_stencil_2d_halo_left(tmp_path: Path) -> None:
     params = (sc("n"), sc("m"), ir.Array("a", F64, shape, Layout.LEFT, Intent.IN, (c(0), c(0))),
               ir.Array("bb", F64, shape, Layout.LEFT, Intent.INOUT, (c(0), c(0))))
     mod, src = load_module(kern("stencil", params, body), tmp_path)
-    assert "i = 1 + (offs % i_trip)  # fastest" in src  # the first (contiguous) index walks the lanes
+    # the first (contiguous) index walks the lanes, split per lane in int32 (the program's start once, in int64)
+    assert "i = 1 + ((kt_lane0 % i_trip).to(tl.int64))  # fastest" in src
+    assert "kt_lane0 = (kt_first % i_trip).to(tl.int32) + tl.arange(0, BLOCK)" in src
     r = rng(5)
     for nn, mm in ((30, 20), (7, 41)):
         A = r.standard_normal((nn + 2, mm + 2))
@@ -249,7 +251,8 @@ def test_collapsed_3d_mixed_layouts(tmp_path: Path, march: int) -> None:
               arr("bt", n3, n2, n1, layout=Layout.RIGHT), arr("cc", n1, n2, n3, intent=Intent.OUT))
     mod, src = load_module(kern("axpb3", params, body), tmp_path, Schedule(block_rows=2 if march else 0, march=march))
     if march == 1:
-        assert "k_trip" in src and "j_trip" in src and "rem = rem // j_trip" in src
+        assert "k_trip" in src and "j_trip" in src and "kt_q1 = kt_q0 // j_trip" in src
+        assert "k = kt_q1 + kt_lane1 // j_trip" in src
     else:
         assert "for run in range(PLANES):" in src and "in_plane = mask & (zero_lanes + k_k < k_trip)" in src
         assert f"PLANES={march or 8})" in src and "rows = min(2, block)" in src
