@@ -42,11 +42,13 @@ from translate.schedule import (
     walk_segments,
 )
 
+# a reduction's partials reduced on the device, and the host value combined with the result
+_ON_DEVICE = {"add": "{p}.sum()", "mul": "{p}.prod()", "max": "{p}.max()", "min": "{p}.min()"}
 _COMBINE = {
-    "add": "{v} = {v} + {p}.sum().item()",
-    "mul": "{v} = {v} * {p}.prod().item()",
-    "max": "{v} = max({v}, {p}.max().item())",
-    "min": "{v} = min({v}, {p}.min().item())",
+    "add": "{v} = {v} + {s}",
+    "mul": "{v} = {v} * {s}",
+    "max": "{v} = max({v}, {s})",
+    "min": "{v} = min({v}, {s})",
 }
 _PY_TYPE = {ir.DType.CHAR: "str", ir.DType.BOOL: "bool"}
 
@@ -385,9 +387,7 @@ class _ModuleWriter:
                 if (warps := self.schedule.warps or default_warps(launch)) not in (0, TRITON_WARPS):
                     consts.append(f"num_warps={warps}")
                 out(f"{launch.kernel}[grid]({', '.join(args + consts)})")
-                for r in launch.partials:
-                    v = py_name(r.var)
-                    out(_COMBINE[r.op].format(v=v, p=f"{v}_part"))
+                self.combine_partials(launch.partials)
             return
         if launch.f64:
             out(fargs_line(launch.f64))
@@ -399,6 +399,23 @@ class _ModuleWriter:
         for name, dt in launch.outs:
             conv = "bool" if dt is ir.DType.BOOL else ("float" if dt.is_float else "int")
             out(f"{py_name(name)} = {conv}({py_name(name)}_out.item())")
+
+    def combine_partials(self, partials: list[ir.Reduction]) -> None:
+        """Each reduction's partials reduced on the device; the results of one dtype come to the
+        host in one copy (``.item()`` per reduction waited for the GPU once per reduction)."""
+        out = self.launcher
+        by_dtype: dict[ir.DType, list[ir.Reduction]] = {}
+        for r in partials:
+            by_dtype.setdefault(r.dtype, []).append(r)
+        for group in by_dtype.values():
+            names = [py_name(r.var) for r in group]
+            device = [_ON_DEVICE[r.op].format(p=f"{v}_part") for r, v in zip(group, names, strict=True)]
+            if len(group) == 1:
+                out(_COMBINE[group[0].op].format(v=names[0], s=f"{device[0]}.item()"))
+                continue
+            out(f"{', '.join(v + '_sum' for v in names)} = torch.stack([{', '.join(device)}]).tolist()")
+            for r, v in zip(group, names, strict=True):
+                out(_COMBINE[r.op].format(v=v, s=f"{v}_sum"))
 
     def host_trip(self, lp: ir.Loop) -> str:
         start, stop, step = self.host(lp.start), self.host(lp.stop), self.host(lp.step)

@@ -321,6 +321,36 @@ end subroutine
     assert "const unsigned gy = kt_fill(kt_grid(j_trip, 256 / bx), gx);" in cu and "const dim3 grid(gx, gy);" in cu
 
 
+def test_cuda_reductions_share_one_buffer() -> None:
+    """The reductions of one nest (here a double sum and an int max) start from one copy of
+    their identities and come back in one copy, one wait for the stream."""
+    from parsers.fortran import parse_source
+    from translate.analysis import analyze
+
+    src = """
+subroutine stats(n, a, s, k)
+  integer, intent(in) :: n
+  double precision, intent(in) :: a(n)
+  double precision, intent(out) :: s
+  integer, intent(out) :: k
+  integer :: i
+  s = 0.0d0
+  k = 0
+  do i = 1, n
+    s = s + a(i)
+    k = max(k, int(a(i)))
+  end do
+end subroutine
+"""
+    (kern,) = parse_source(src, "t.f90").kernels
+    cu = get_renderer("cuda").render(analyze(kern)).source
+    assert "unsigned long long kt_slots[2];" in cu
+    launcher = cu[cu.index("cudaError_t stats_cuda("):cu.index("return cudaSuccess;")]
+    assert launcher.count("cudaMemcpyAsync(") == 2 and launcher.count("cudaStreamSynchronize(stream)") == 1
+    assert "reinterpret_cast<int*>(kt_acc + 0), k_identity, reinterpret_cast<double*>(kt_acc + 1), s_identity" in cu
+    assert "std::memcpy(&k_part, &kt_slots[0], sizeof(int));" in cu and "k = kt_max(k, k_part);" in cu
+
+
 def test_cuda_block_width_fits_the_fastest_loop(tmp_path: Path) -> None:
     """A 2-D or 3-D nest not walked by rows or planes gets blocks as wide as its fastest loop
     needs (kt_fit_width, chosen at launch); a schedule's block_rows or a plane walk keeps its shape."""

@@ -201,6 +201,31 @@ def test_ddot_function_result(tmp_path: Path) -> None:
     assert mod.ddot(0, t(x), t(y)) == {"result": 0.0}
 
 
+def test_reductions_of_one_nest_come_back_together(tmp_path: Path) -> None:
+    """Three reductions over one 2-D nest, two f64 and one i32: the f64 results reach the host
+    in one copy (one stack of the device-side sums), the i32 one on its own; the values are right."""
+    n, m, i, j = v("n"), v("m"), v("i"), v("j")
+    s, q, big = v("s", F64), v("q", F64), v("big", I32)
+    reds = (ir.Reduction("s", "add", F64), ir.Reduction("q", "max", F64), ir.Reduction("big", "max", I32))
+    body = (
+        ir.Assign(s, c(0.0)), ir.Assign(q, c(1.0)), ir.Assign(big, c(0)),
+        loop("j", 0, m, (loop("i", 0, n, (
+            ir.Assign(s, b("add", s, ld("a", i, j))),
+            ir.Assign(q, call("max", q, ld("a", i, j))),
+            ir.Assign(big, call("max", big, b("add", i, b("mul", c(100), j)), dt=I32)),
+        ), red=reds),), red=reds),
+    )
+    params = (sc("n"), sc("m"), arr("a", n, m), sc("s", F64, Intent.OUT), sc("q", F64, Intent.OUT),
+              sc("big", I32, Intent.OUT))
+    mod, src = load_module(kern("sums3", params, body), tmp_path, Schedule(row_programs=False))
+    assert "s_sum, q_sum = torch.stack([s_part.sum(), q_part.max()]).tolist()" in src
+    assert "big = max(big, big_part.max().item())" in src
+    a = rng(8).standard_normal((7, 5))
+    got = mod.sums3(7, 5, t(a.ravel(order="F")), 0.0, 0.0, 0, block=16)
+    assert got["s"] == pytest.approx(float(a.sum()), rel=1e-12)
+    assert got["q"] == max(1.0, float(a.max())) and got["big"] == 6 + 100 * 4
+
+
 @pytest.mark.parametrize("op,init", [("max", 0.0), ("min", 1e300), ("mul", 1.0)])
 def test_reductions_max_min_prod(tmp_path: Path, op: str, init: float) -> None:
     i = v("i")
