@@ -19,7 +19,7 @@ from targets.cmake import cuda_cmake
 from targets.cstyle import CStyleRenderer, cname
 from targets.cuda_matmul import cuda_matmul_source
 from targets.cuda_planes import walk_planes
-from targets.cuda_points import POINTS_PER_THREAD, strided_points
+from targets.cuda_points import POINTS_PER_THREAD, paired_points, strided_points, vector_pairs
 from targets.cuda_rows import WARP_REDUCE, has_reductions, launch_row, row_kernel, warp_row_nest
 from targets.cuda_split import launch_split, split_kernel
 from targets.kokkos import abi_params
@@ -313,6 +313,8 @@ class CudaRenderer(CStyleRenderer):
                 return
             if len(order) == 1 and seg.reductions:
                 self.unrolled_reduction(buf, seg, k_names.get(order[0].var, self.var(order[0].var)), k_names)
+            elif vector_pairs(self, seg):
+                paired_points(self, buf, seg, k_names)
             elif (points := self.points_per_thread(seg)) > 1:
                 strided_points(self, buf, seg, k_names, points)
             else:

@@ -3,6 +3,15 @@ with the loads each iteration makes before it writes issued first."""
 
 from __future__ import annotations
 
+import ctypes
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from targets import cuda as cuda_target
 from targets.base import get_renderer
 from targets.cuda_points import hoisted_loads, with_registers
 from tests import kt_hand_kernels as hk
@@ -44,17 +53,121 @@ def test_loads_that_cannot_move_stay() -> None:
 
 
 def test_cuda_1d_nests_run_two_iterations_per_thread_by_default() -> None:
-    src = get_renderer("cuda").render(hk.daxpy()).source
+    scalar = Schedule(vectors=False)  # daxpy's unit-stride loop would otherwise run as double2 pairs
+    src = get_renderer("cuda", scalar).render(hk.daxpy(), scalar).source
     assert "const int i_first = blockIdx.x * (2 * blockDim.x) + threadIdx.x;" in src
     assert "if (i_first + 1LL * blockDim.x < i_trip) {" in src
     assert "const double dy_1 = dy[i_1];" in src and "const double dx_1 = dx[i_1];" in src
     assert "dy[i] = dy_1 + da * dx_1;" in src
     assert "for (int i = i_first; i < i_trip; i += blockDim.x) {" in src  # the rest, bounds checked
     assert "kt_grid((i_trip + 1) / 2, 256, INT_MAX)" in src
-    four = Schedule(march=4)
+    four = Schedule(march=4)  # pairs only at two per thread
     assert "if (i_first + 3LL * blockDim.x < i_trip) {" in get_renderer("cuda", four).render(hk.daxpy(), four).source
     one = Schedule(march=1)
     flat = get_renderer("cuda", one).render(hk.daxpy(), one).source
     assert "i_first" not in flat and "kt_grid(i_trip, 256, INT_MAX)" in flat
     assert "blockDim.x) + threadIdx.x" not in get_renderer("cuda").render(hk.ddot()).source  # reductions: their own
 
+
+
+SHIFTED = """
+subroutine shifted(n, lo, s, a, x, y)
+  integer, intent(in) :: n, lo, s
+  double precision, intent(in) :: a, x(n)
+  double precision, intent(inout) :: y(n)
+  integer :: i
+  do i = lo, n - s
+    y(i + s) = a * x(i) + y(i + s)
+  end do
+end subroutine
+"""
+
+
+def _shifted() -> ir.Kernel:
+    from parsers.fortran import parse_source
+    from translate.analysis import analyze
+
+    (k,) = parse_source(SHIFTED, "shifted.f90").kernels
+    return analyze(k)
+
+
+def test_unit_stride_fp64_loops_run_pairs_of_iterations_as_double2() -> None:
+    src = get_renderer("cuda").render(_shifted()).source
+    assert "const double2 x_v = *reinterpret_cast<const double2*>(&x[i_0]);" in src
+    assert "const double2 y_v = *reinterpret_cast<const double2*>(&y[i_0 + s]);" in src
+    assert "*reinterpret_cast<double2*>(&y[i_0 + s]) = make_double2(y_out0, y_out1);" in src
+    assert "y_out1 = a * x_v.y + y_v.y;" in src
+    # the alignment of every array at the first iteration decides: pairs, or one at a time
+    assert "kt_odd == ((reinterpret_cast<unsigned long long>(&y[i_lo + s]) >> 3) & 1u)" in src
+    assert "if (kt_head == 1 && blockIdx.x == 0 && threadIdx.x == 0) {" in src
+    assert "kt_grid((i_trip + 1) / 2, 256, INT_MAX)" in src
+    off = Schedule(vectors=False)
+    assert "double2" not in get_renderer("cuda", off).render(_shifted(), off).source
+    stencil = get_renderer("cuda").render(hk.stencil()).source
+    assert "double2" not in stencil  # 2-D
+    heat = """
+subroutine heat(n, r, u, un)
+  integer, intent(in) :: n
+  double precision, intent(in) :: r, u(n)
+  double precision, intent(out) :: un(n)
+  integer :: i
+  do i = 2, n - 1
+    un(i) = u(i) + r * (u(i - 1) - 2.0d0 * u(i) + u(i + 1))
+  end do
+end subroutine
+"""
+    from parsers.fortran import parse_source
+    from translate.analysis import analyze
+
+    (k,) = parse_source(heat, "heat.f90").kernels
+    assert "double2" not in get_renderer("cuda").render(analyze(k)).source  # u read at three subscripts
+    for decl, body in (("double precision", "x(i) = 2.0d0 * x(i)\n    y(i) = x(i)"),  # x read after its write
+                       ("real", "y(i) = 2.0 * x(i)")):  # fp32
+        src = f"""
+subroutine other(n, x, y)
+  integer, intent(in) :: n
+  {decl}, intent(inout) :: x(n), y(n)
+  integer :: i
+  do i = 1, n
+    {body}
+  end do
+end subroutine
+"""
+        (k,) = parse_source(src, "other.f90").kernels
+        out = get_renderer("cuda").render(analyze(k)).source
+        assert "double2" not in out and "blockIdx.x * (2 * blockDim.x)" in out  # two a block apart instead
+
+
+def _has_gpu() -> bool:
+    smi = shutil.which("nvidia-smi")
+    return bool(smi) and subprocess.run([smi, "-L"], capture_output=True).returncode == 0
+
+
+@pytest.mark.slow
+@pytest.mark.gpu
+def test_double2_pairs_on_gpu(tmp_path: Path) -> None:
+    """Every alignment case on the GPU: pairs from the first iteration, pairs after a first
+    iteration run alone (start 8 bytes past 16), arrays of different alignment (one at a time),
+    odd and even trip counts; elements outside the loop untouched."""
+    if shutil.which("nvcc") is None:
+        pytest.skip("nvcc not found")
+    rendered = get_renderer("cuda").render(_shifted())
+    rendered.write(tmp_path)
+    src = tmp_path / rendered.entry
+    lib_path = src.with_suffix(".so")
+    res = subprocess.run(cuda_target.compile_command(src, lib_path), capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0, res.stderr[-3000:]
+    if not _has_gpu():
+        pytest.skip("no CUDA GPU")
+    f = ctypes.CDLL(str(lib_path)).kt_shifted
+    i32, f64 = ctypes.c_int, ctypes.c_double
+    f.argtypes = [i32, i32, i32, f64, ctypes.c_void_p, ctypes.c_void_p]
+    rng = np.random.default_rng(11)
+    for n in (1000, 1001, 2, 1):
+        for lo, sh in ((1, 0), (2, 0), (1, 1), (2, 2), (3, 1)):
+            x, y = rng.normal(size=n), rng.normal(size=n)
+            want = y.copy()
+            for k in range(lo - 1, n - sh):
+                want[k + sh] = 1.5 * x[k] + want[k + sh]
+            f(n, lo, sh, 1.5, ctypes.c_void_p(x.ctypes.data), ctypes.c_void_p(y.ctypes.data))
+            np.testing.assert_allclose(y, want, rtol=1e-15, atol=1e-15, err_msg=f"n={n} lo={lo} s={sh}")

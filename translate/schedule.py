@@ -89,6 +89,9 @@ class Schedule:
     # CUDA 2-D nests: runs of this many rows per thread; CUDA 1-D nests without reductions:
     # this many iterations per thread, a block apart (targets.cuda_points)
     march: int = 0
+    # CUDA: a 1-D nest at two iterations per thread whose arrays (fp64) are each read and written at
+    # one subscript runs the two as one 16-byte access per array (targets.cuda_points.vector_pairs)
+    vectors: bool = True
     # CUDA: the grid's x axis capped at 65535 blocks, each thread looping over the rest
     # (grid-stride); off: a thread per element along x (nests without reductions)
     grid_stride: bool = False
@@ -121,6 +124,7 @@ class Schedule:
                    else f", {self.march} planes (rows, points) per thread")
                 + (f", {self.warps} warps" if self.warps else "")
                 + (", grid-stride" if self.grid_stride else "")
+                + ("" if self.vectors else ", scalar accesses")
                 + ("" if self.contraction else ", products as loops"))
 
 
