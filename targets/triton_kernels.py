@@ -22,7 +22,7 @@ from targets.triton_expr import (
     py_name,
 )
 from translate import ir
-from translate.schedule import DeviceNest, DeviceSerial, fastest_first
+from translate.schedule import DeviceNest, DeviceSerial, arrays_written, fastest_first
 from translate.simplify import const_int, simplify
 
 
@@ -67,6 +67,7 @@ class Launch:
     # targets.planes: (trip names fastest first, rows, planes) of a 3-D nest walked by planes
     tile: tuple[tuple[str, str, str], int, int] | None = None
     tiles: int = 1  # BLOCK-wide tiles one program of a reduction sums (TILES)
+    written: int = 0  # arrays the nest stores to
 
 
 def fargs_line(values: list[str]) -> str:
@@ -249,7 +250,8 @@ class NestEmitter(_Emitter):
             body(f"tl.store({py_name(r.var)}_part + pid, {REDUCE[r.op].format(v=py_name(r.var))})")
         _drop_unused_zero_lanes(body)
         launch = Launch(nest.name, self.launch_args + [t for t, _ in trips], self.f64, trips,
-                        list(nest.reductions), split=split, tiles=tiles)
+                        list(nest.reductions), split=split, tiles=tiles,
+                        written=len(set().union(*(arrays_written(st) for st in nest.body))))
         return self.head(extra).text() + body.text(), launch
 
     def lanes(self, first: str, order: tuple[int, ...], trips: list[tuple[str, ir.Loop]]) -> None:

@@ -70,25 +70,18 @@ def test_cuda_1d_nests_run_two_iterations_per_thread_by_default() -> None:
 
 
 
-SHIFTED = """
-subroutine shifted(n, lo, s, a, x, y)
-  integer, intent(in) :: n, lo, s
-  double precision, intent(in) :: a, x(n)
-  double precision, intent(inout) :: y(n)
-  integer :: i
-  do i = lo, n - s
-    y(i + s) = a * x(i) + y(i + s)
-  end do
-end subroutine
-"""
-
-
 def _shifted() -> ir.Kernel:
-    from parsers.fortran import parse_source
-    from translate.analysis import analyze
-
-    (k,) = parse_source(SHIFTED, "shifted.f90").kernels
-    return analyze(k)
+    """do i = lo, n - s: y(i + s) = a * x(i) + y(i + s), in 0-based IR (built by hand: the GPU
+    machine has no Fortran parser)."""
+    lo, s, a = hk.v("lo"), hk.v("s"), hk.v("a", F64)
+    ys = hk.ld("y", hk.b("add", i, s))
+    body = [hk.asg(ys, hk.b("add", hk.b("mul", a, hk.ld("x", i)), ys))]
+    return ir.Kernel(
+        "shifted",
+        (ir.Scalar("n", ir.DType.I32), ir.Scalar("lo", ir.DType.I32), ir.Scalar("s", ir.DType.I32), ir.Scalar("a", F64),
+         ir.Array("x", F64, (n,)), ir.Array("y", F64, (n,), intent=ir.Intent.INOUT)),
+        (ir.Scalar("i", ir.DType.I32),),
+        (hk.loop("i", hk.b("sub", lo, hk.c(1)), hk.b("sub", n, s), body, line=7),), hk.origin(1))
 
 
 def test_unit_stride_fp64_loops_run_pairs_of_iterations_as_double2() -> None:

@@ -298,7 +298,7 @@ def test_kokkos_team_per_row_text() -> None:
 
 def test_cuda_2d_reduction_grid_is_capped() -> None:
     """A 2-D reduction ends every block with an atomic on the same address: the launch
-    keeps to about 2048 blocks (the outer loop grid-strided), not one block per row."""
+    keeps to about 8192 blocks (the outer loop grid-strided), not one block per row."""
     from parsers.fortran import parse_source
     from translate.analysis import analyze
 

@@ -513,3 +513,10 @@ def test_triton_warps_written_only_where_they_differ_from_tritons_default() -> N
     assert "BLOCK=block, num_warps=8)" in get_renderer("triton", eight).render(hk.daxpy(), eight).source
     four = Schedule(warps=4)
     assert get_renderer("triton", four).render(hk.daxpy(), four).source == plain  # the same code: the search skips it
+    i = v("i")
+    swap = kern("swap2", (sc("n"), arr("x", v("n"), intent=Intent.INOUT), arr("y", v("n"), intent=Intent.INOUT)),
+                (loop("i", 0, v("n"), (ir.Assign(v("tmp", F64), ld("x", i)), ir.Assign(ld("x", i), ld("y", i)),
+                                       ir.Assign(ld("y", i), v("tmp", F64)))),), (sc("tmp", F64), sc("i")))
+    two = get_renderer("triton").render(swap).source  # stores to two arrays: 8 warps
+    assert "BLOCK=block, num_warps=8)" in two
+    assert "num_warps" not in get_renderer("triton", four).render(swap, four).source
