@@ -62,11 +62,13 @@ TRITON_WARPS = 4  # Triton's num_warps when a launch does not say
 
 def default_warps(launch: Launch) -> int:
     """num_warps of a nest kernel the schedule leaves at 0: 8 for split serial loops, for
-    reductions over two or more loops and for nests storing to two or more arrays (H200 against
-    4 warps: dgemv 'N' 0.768 -> 0.622 ms, field_summary_like 1.002 -> 0.829 ms, vswap 0.745 ->
-    0.601 ms; nests storing one array ran slower with 8: vcopy 0.552 -> 0.611, vscal 0.672 -> 0.697),
-    else Triton's default (0: not written)."""
-    eight = launch.split is not None or (launch.partials and len(launch.trips) > 1) or launch.written > 1
+    reductions over two or more loops and for 1-D nests storing to two or more arrays (H200
+    against 4 warps: dgemv 'N' 0.768 -> 0.622 ms, field_summary_like 1.002 -> 0.829 ms, vswap
+    0.751 -> 0.601 ms; slower with 8: 1-D nests storing one array, vcopy 0.552 -> 0.611, vscal
+    0.672 -> 0.697, and the 2-D ideal_gas_like storing two, 0.730 -> 0.784), else Triton's
+    default (0: not written)."""
+    two_arrays = len(launch.trips) == 1 and launch.written > 1
+    eight = launch.split is not None or (launch.partials and len(launch.trips) > 1) or two_arrays
     return 8 if eight else 0
 
 

@@ -520,3 +520,11 @@ def test_triton_warps_written_only_where_they_differ_from_tritons_default() -> N
     two = get_renderer("triton").render(swap).source  # stores to two arrays: 8 warps
     assert "BLOCK=block, num_warps=8)" in two
     assert "num_warps" not in get_renderer("triton", four).render(swap, four).source
+    j = v("j")
+    swap2d = kern("swap2d", (sc("n"), arr("x", v("n"), v("n"), intent=Intent.INOUT),
+                             arr("y", v("n"), v("n"), intent=Intent.INOUT)),
+                  (loop("j", 0, v("n"), (loop("i", 0, v("n"), (
+                      ir.Assign(v("tmp", F64), ld("x", i, j)), ir.Assign(ld("x", i, j), ld("y", i, j)),
+                      ir.Assign(ld("y", i, j), v("tmp", F64)))),)),), (sc("tmp", F64), sc("i"), sc("j")))
+    src2d = get_renderer("triton").render(swap2d).source
+    assert "kt_lane0" in src2d and "num_warps" not in src2d  # a flat 2-D nest: 4 (ideal_gas_like ran slower with 8)
