@@ -313,8 +313,8 @@ class CudaRenderer(CStyleRenderer):
                 return
             if len(order) == 1 and seg.reductions:
                 self.unrolled_reduction(buf, seg, k_names.get(order[0].var, self.var(order[0].var)), k_names)
-            elif vector_pairs(self, seg):
-                paired_points(self, buf, seg, k_names)
+            elif (pairs := vector_pairs(self, seg)) is not None:
+                paired_points(self, buf, seg, k_names, pairs)
             elif (points := self.points_per_thread(seg)) > 1:
                 strided_points(self, buf, seg, k_names, points)
             else:

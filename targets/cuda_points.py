@@ -103,87 +103,85 @@ def strided_points(r: CudaRenderer, buf: CodeBuffer, seg: DeviceNest, k_names: M
 def _unit_index(e: ir.Expr, var: str) -> bool:
     """``e`` is ``var``, ``var + c``, ``c + var`` or ``var - c`` with ``c`` free of ``var``: one
     element further per iteration."""
+
+    def free(x: ir.Expr) -> bool:
+        return var not in scalar_reads(x) and not any(isinstance(n, ir.Load) for n in ir.walk(x))
+
     if isinstance(e, ir.Var):
         return e.name == var
     if not isinstance(e, ir.BinOp) or e.op not in ("add", "sub"):
         return False
-    free = lambda x: var not in scalar_reads(x) and not any(isinstance(n, ir.Load) for n in ir.walk(x))  # noqa: E731
     if isinstance(e.lhs, ir.Var) and e.lhs.name == var:
         return free(e.rhs)
     return e.op == "add" and isinstance(e.rhs, ir.Var) and e.rhs.name == var and free(e.lhs)
 
 
-def vector_pairs(r: CudaRenderer, seg: DeviceNest) -> bool:
-    """A 1-D nest that runs two consecutive iterations per thread as one 16-byte access of each
-    array (``Schedule.vectors``, at two points per thread): no reductions, step 1, a body of
-    plain assignments, every array 1-D fp64 and read and written at one subscript that moves one
+def vector_pairs(r: CudaRenderer, seg: DeviceNest) -> dict[str, ir.Load] | None:
+    """The one access of each array (by array, in body order) of a 1-D nest that runs two
+    consecutive iterations per thread as one 16-byte access per array (``Schedule.vectors``, at
+    two points per thread); None for other nests. Needed: no reductions, step 1, a body of plain
+    assignments, every array 1-D fp64 and read and written at one subscript that moves one
     element per iteration, each written by one statement and not read after it."""
     if not r.schedule.vectors or len(seg.loops) != 1 or seg.reductions or r.points_per_thread(seg) != 2:
-        return False
+        return None
     lp = seg.loops[0]
     if lp.step != ir.Const(1, lp.step.dtype):
-        return False
-    subscript: dict[str, ir.Expr] = {}
+        return None
+    accesses: dict[str, ir.Load] = {}
     written: set[str] = set()
     for s in seg.body:
         if not isinstance(s, ir.Assign):
-            return False
+            return None
         target = [s.target] if isinstance(s.target, ir.Load) else []
         for load in [n for n in ir.walk(s.value) if isinstance(n, ir.Load)] + target:
             arr = r.array(load.array)
             if (len(load.index) != 1 or arr.dtype is not ir.DType.F64 or len(arr.shape) != 1
                     or not _unit_index(load.index[0], lp.var) or load.array in written
-                    or subscript.setdefault(load.array, load.index[0]) != load.index[0]):
-                return False
+                    or accesses.setdefault(load.array, load) != load):
+                return None
         written |= {t.array for t in target}
-    return bool(written)
+    return accesses if written else None
 
 
-def paired_points(r: CudaRenderer, buf: CodeBuffer, seg: DeviceNest, k_names: Mapping[str, str]) -> None:
+def paired_points(r: CudaRenderer, buf: CodeBuffer, seg: DeviceNest, k_names: Mapping[str, str],
+                  accesses: Mapping[str, ir.Load]) -> None:
     """The body of a ``vector_pairs`` nest: thread t runs iterations 2t and 2t + 1 (shifted by
     one, the first iteration run on its own, where the arrays start 8 bytes past a 16-byte
     boundary) as double2 loads and stores when every array shares that alignment; one at a
     time at the end and where the alignments differ."""
     lp = seg.loops[0]
-    v = r.var(lp.var)
+    v, dt = r.var(lp.var), r.dtype_of(lp.var)
     k, trip = k_names.get(lp.var, v), f"{v}_trip"
-    direct = lp.var not in k_names
-    at = lambda kk: kk if direct else r.offset(lp, kk)  # noqa: E731
-    accesses: dict[str, ir.Load] = {}
-    for s in seg.body:
-        for n in [*ir.walk(s.value), *([s.target] if isinstance(s.target, ir.Load) else [])]:  # type: ignore[attr-defined]
-            if isinstance(n, ir.Load):
-                accesses.setdefault(n.array, n)
-    stored = sorted({s.target.array for s in seg.body if isinstance(s.target, ir.Load)})  # type: ignore[attr-defined]
-    start = {lp.var: ir.Var(f"{lp.var}_lo", r.dtype_of(lp.var)) if not direct else ir.Const(0, r.dtype_of(lp.var))}
-    odd = [f"((reinterpret_cast<unsigned long long>(&{r.expr(ir.substitute(x, start))}) >> 3) & 1u)"
+    stores = [s for s in seg.body if isinstance(s, ir.Assign) and isinstance(s.target, ir.Load)]
+    stored = sorted({s.target.array for s in stores if isinstance(s.target, ir.Load)})
+    first = {lp.var: ir.Var(f"{v}_lo", dt) if lp.var in k_names else ir.Const(0, dt)}
+    odd = [f"((reinterpret_cast<unsigned long long>(&{r.expr(ir.substitute(x, first))}) >> 3) & 1u)"
            for x in accesses.values()]
     buf.line("// two iterations per thread as one 16-byte access of each array where all of them share the")
     buf.line("// alignment of the first iteration (which runs on its own if they start 8 bytes past 16)")
     buf.line(f"const unsigned kt_odd = {odd[0]};")
-    same = " && ".join(f"kt_odd == {o}" for o in odd[1:]) or "true"
-    buf.line(f"const bool kt_pairs = {same};")
+    buf.line(f"const bool kt_pairs = {' && '.join(f'kt_odd == {o}' for o in odd[1:]) or 'true'};")
     buf.line("const int kt_head = kt_pairs ? (int)kt_odd : 0;")
     buf.line(f"const int {k}_first = kt_head + 2 * (blockIdx.x * blockDim.x + threadIdx.x);")
     with buf.block(f"if (kt_pairs && {k}_first + 1 < {trip})", closer="} else {"):
-        buf.line(f"const int {v}_0 = {at(f'{k}_first')};")
-        here = {lp.var: ir.Var(f"{lp.var}_0", r.dtype_of(lp.var))}
+        buf.line(f"const int {v}_0 = {r.offset(lp, f'{k}_first') if lp.var in k_names else f'{k}_first'};")
+        here = {lp.var: ir.Var(f"{v}_0", dt)}
         ptr = {a: f"&{r.expr(ir.substitute(x, here))}" for a, x in accesses.items()}
         regs: list[dict[ir.Load, ir.Var]] = [{}, {}]
         for a, x in accesses.items():
-            name = r.var(a)
-            buf.line(f"const double2 {name}_v = *reinterpret_cast<const double2*>({ptr[a]});")
+            buf.line(f"const double2 {r.var(a)}_v = *reinterpret_cast<const double2*>({ptr[a]});")
             for m in range(2):
-                regs[m][x] = ir.Var(f"{name}_v.{'xy'[m]}", ir.DType.F64)
+                regs[m][x] = ir.Var(f"{r.var(a)}_v.{'xy'[m]}", ir.DType.F64)
         for a in stored:
             buf.line(f"double {r.var(a)}_out0, {r.var(a)}_out1;")
         for m in range(2):
-            body = [ir.Assign(ir.Var(f"{r.var(s.target.array)}_out{m}", ir.DType.F64) if isinstance(s.target, ir.Load)
-                              else s.target, ir.replace_exprs(s.value, regs[m])) for s in seg.body]  # type: ignore[attr-defined]
+            body = tuple(ir.Assign(ir.Var(f"{r.var(s.target.array)}_out{m}", ir.DType.F64)
+                                   if isinstance(s.target, ir.Load) else s.target, ir.replace_exprs(s.value, regs[m]))
+                         for s in seg.body if isinstance(s, ir.Assign))
             with buf.block("", opener="{"):
                 if any(lp.var in scalar_reads(st) for st in body):
                     buf.line(f"const int {v} = {v}_0" + (f" + {m};" if m else ";"))
-                r.body_with_privates(buf, tuple(body), seg.private)
+                r.body_with_privates(buf, body, seg.private)
         for a in stored:
             buf.line(f"*reinterpret_cast<double2*>({ptr[a]}) = make_double2({r.var(a)}_out0, {r.var(a)}_out1);")
     with buf.indent(), buf.block(f"for (int {k} = {k}_first; {k} < {k}_first + 2 && {k} < {trip}; ++{k})"):
