@@ -364,8 +364,9 @@ class NestEmitter(_Emitter):
     def decompose(self, order: tuple[int, ...], trips: list[tuple[str, ir.Loop]]) -> None:
         """The loop variables of each lane from its flat index ``offs``. Over several loops the
         program's first index ``kt_first`` is split once (int64 scalars ``kt_q``) and each lane's
-        part in int32 (``kt_lane``: below a trip count plus BLOCK): an int64 division per lane
-        costs about a hundred instructions."""
+        part in int32 (``kt_lane``: below a trip count plus BLOCK). GPUs divide int64 in software;
+        with an int64 division per lane rank1_concurrent ran 0.690 ms on the H200, split this way
+        0.598 ms."""
         body = self.out
         if len(order) == 1:
             body(self.index_line(trips[order[0]][1], "offs"))
