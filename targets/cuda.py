@@ -19,7 +19,15 @@ from targets.cmake import cuda_cmake
 from targets.cstyle import CStyleRenderer, cname
 from targets.cuda_matmul import cuda_matmul_source
 from targets.cuda_planes import walk_planes
-from targets.cuda_points import POINTS_PER_THREAD, paired_points, strided_points, vector_pairs
+from targets.cuda_points import (
+    POINTS_PER_THREAD,
+    ROW_PAIRS,
+    paired_points,
+    paired_rows,
+    row_pairs,
+    strided_points,
+    vector_pairs,
+)
 from targets.cuda_rows import WARP_REDUCE, has_reductions, launch_row, row_kernel, warp_row_nest
 from targets.cuda_split import launch_split, split_kernel
 from targets.kokkos import abi_params
@@ -317,6 +325,8 @@ class CudaRenderer(CStyleRenderer):
                 paired_points(self, buf, seg, k_names, pairs)
             elif (points := self.points_per_thread(seg)) > 1:
                 strided_points(self, buf, seg, k_names, points)
+            elif row_pairs(self, seg):
+                paired_rows(self, buf, seg, order, k_names)
             else:
                 depth = 0
                 for axis, lp in reversed(list(zip(_AXES, order, strict=False))):
@@ -420,7 +430,8 @@ class CudaRenderer(CStyleRenderer):
                 rows = walk[0] if walk else max(1, self.schedule.block_rows)
                 rows = rows if len(trips) > 1 and bs % rows == 0 else 1
                 shape: list[int | str] = [bs // rows] + ([rows] if rows > 1 else [])
-                if len(trips) > 1 and not walk and not self.schedule.block_rows and bs % 64 == 0:
+                pairs = row_pairs(self, seg)
+                if len(trips) > 1 and not walk and not pairs and not self.schedule.block_rows and bs % 64 == 0:
                     # the block's width fitted to the fastest loop (1819 iterations in 256-wide
                     # blocks leave 11% of the lanes idle, in 64 x 4 blocks 2%), the rest in rows
                     buf.line(f"const int bx = {self.use('kt_fit_width')}({trips[0]}, {bs});")
@@ -434,6 +445,8 @@ class CudaRenderer(CStyleRenderer):
                     dims[0] = f"kt_grid({trips[0]}, {shape[0]}, INT_MAX)"
                 if walk:
                     dims[-1] = f"kt_grid(({trips[-1]} + {walk[1] - 1}) / {walk[1]}, 1)"
+                if pairs:
+                    dims[-1] = f"kt_grid(({trips[-1]} + {ROW_PAIRS - 1}) / {ROW_PAIRS}, 1)"
                 if seg.reductions and len(trips) > 1:
                     # every block ends in one atomic per reduction: about 8192 blocks in all, the outer
                     # loops strided, not one block per row (contention on the same addresses). H200,

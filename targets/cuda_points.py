@@ -27,6 +27,11 @@ if TYPE_CHECKING:
 # per thread): vcopy 0.614 0.556 0.580 0.593, vscal 0.633 0.561 0.662 0.721, heat1d 0.602 0.546 0.561
 # 0.571, vswap 0.809 0.772 0.782 0.721 (docs/measurements/2026-12-03-h200-variants.txt)
 POINTS_PER_THREAD = 2
+# iterations of the outer loop each thread of a 2-D nest without reductions runs (neither a row
+# walk nor a plane walk): H200, rank1_concurrent by hand, 256 x 1 blocks: a point per thread
+# 0.759 ms, two neighbouring rows with their loads first 0.619, four 0.706
+# (docs/measurements/2026-12-03-h200-rank1-probe.txt)
+ROW_PAIRS = 2
 
 
 def hoisted_loads(seg: DeviceNest) -> list[ir.Load]:
@@ -72,32 +77,73 @@ def strided_points(r: CudaRenderer, buf: CodeBuffer, seg: DeviceNest, k_names: M
     buf.line(f"// {n} iterations per thread, a block apart: their loads are issued before their stores")
     buf.line(f"const int {k}_first = blockIdx.x * ({n} * blockDim.x) + threadIdx.x;")
     with buf.block(f"if ({k}_first + {n - 1}LL * blockDim.x < {trip})", closer="} else {"):
-        loads = hoisted_loads(seg)
-        at = [r.var(f"{lp.var}_{m}") for m in range(n)]
-        for m in range(n):
-            first = f"{k}_first" + (f" + {m} * blockDim.x" if m else "")
-            buf.line(f"const int {at[m]} = {r.offset(lp, first) if lp.var in k_names else first};")
-        counts = Counter(x.array for x in loads)
-        bodies = []
-        for m in range(n):
-            point = {lp.var: ir.Var(f"{lp.var}_{m}", r.dtype_of(lp.var))}
-            regs: dict[ir.Load, ir.Var] = {}
-            for q, load in enumerate(loads):
-                dt = r.array(load.array).dtype
-                dt = ir.DType.F32 if dt in NARROW else dt  # a f16/bf16 load is read as float
-                name = r.var(load.array) + (str(q) if counts[load.array] > 1 else "") + f"_{m}"
-                buf.line(f"const {r.ctype(dt)} {name} = {r.expr(ir.substitute(load, point))};")  # type: ignore[arg-type]
-                regs[load] = ir.Var(name, dt)
-            bodies.append(with_registers(seg.body, regs))
-        for m, body in enumerate(bodies):
-            with buf.block("", opener="{"):
-                if any(lp.var in scalar_reads(st) for st in body):
-                    buf.line(f"const int {v} = {at[m]};")
-                r.body_with_privates(buf, body, seg.private)
+        firsts = [f"{k}_first" + (f" + {m} * blockDim.x" if m else "") for m in range(n)]
+        hoisted_points(r, buf, seg, lp, [r.offset(lp, f) if lp.var in k_names else f for f in firsts])
     with buf.indent(), buf.block(f"for (int {k} = {k}_first; {k} < {trip}; {k} += blockDim.x)"):
         buf.lines(r.loop_var_lines(seg, k_names))
         r.body_with_privates(buf, seg.body, seg.private)
     buf.line("}")
+
+
+def hoisted_points(r: CudaRenderer, buf: CodeBuffer, seg: DeviceNest, lp: ir.Loop, values: list[str]) -> None:
+    """The nest's body once per value of ``lp``'s variable in ``values`` (``lp_m``), the loads
+    each makes before it writes (``hoisted_loads``) issued for all of them first."""
+    v = r.var(lp.var)
+    at = [r.var(f"{lp.var}_{m}") for m in range(len(values))]
+    for name, value in zip(at, values, strict=True):
+        buf.line(f"const int {name} = {value};")
+    loads = hoisted_loads(seg)
+    counts = Counter(x.array for x in loads)
+    bodies = []
+    shared: dict[ir.Load, ir.Var] = {}  # loads that do not depend on lp: the first point's register
+    for m in range(len(values)):
+        point = {lp.var: ir.Var(f"{lp.var}_{m}", r.dtype_of(lp.var))}
+        regs: dict[ir.Load, ir.Var] = {}
+        for q, load in enumerate(loads):
+            varies = lp.var in scalar_reads(load)
+            if not varies and load in shared:
+                regs[load] = shared[load]
+                continue
+            dt = r.array(load.array).dtype
+            dt = ir.DType.F32 if dt in NARROW else dt  # a f16/bf16 load is read as float
+            name = r.var(load.array) + (str(q) if counts[load.array] > 1 else "") + f"_{m}"
+            buf.line(f"const {r.ctype(dt)} {name} = {r.expr(ir.substitute(load, point))};")  # type: ignore[arg-type]
+            regs[load] = shared[load] = ir.Var(name, dt)
+        bodies.append(with_registers(seg.body, regs))
+    for m, body in enumerate(bodies):
+        with buf.block("", opener="{"):
+            if any(lp.var in scalar_reads(st) for st in body):
+                buf.line(f"const int {v} = {at[m]};")
+            r.body_with_privates(buf, body, seg.private)
+
+
+def row_pairs(r: CudaRenderer, seg: DeviceNest) -> bool:
+    """A 2-D nest without reductions that neither walks rows nor is given a block shape or a
+    count of iterations per thread by the schedule: ``ROW_PAIRS`` outer iterations per thread."""
+    return (len(seg.loops) == 2 and not seg.reductions and r.schedule.march == 0
+            and r.schedule.block_rows == 0 and r.planes(seg) is None)
+
+
+def paired_rows(r: CudaRenderer, buf: CodeBuffer, seg: DeviceNest, order: list[ir.Loop],
+                k_names: Mapping[str, str]) -> None:
+    """The body of a 2-D nest kernel (``ROW_PAIRS``) whose threads each run two neighbouring
+    iterations of the outer loop (blockIdx.y covers pairs), the loads of both issued first; a
+    thread per iteration of the inner loop, grid-strided along x."""
+    inner, outer = order
+    vi, vo = r.var(inner.var), r.var(outer.var)
+    ki, ko = k_names.get(inner.var, vi), k_names.get(outer.var, vo)
+    buf.line(f"// two neighbouring {outer.var} per thread: their loads are issued before their stores")
+    with buf.block(r.grid_loop(ki, f"{vi}_trip")):
+        if inner.var in k_names:
+            buf.line(f"const int {vi} = {r.offset(inner, ki)};")
+        value = lambda f: r.offset(outer, f) if outer.var in k_names else f  # noqa: E731
+        with buf.block(f"for (int {ko}_first = 2 * blockIdx.y; {ko}_first < {vo}_trip; {ko}_first += 2 * gridDim.y)"):
+            with buf.block(f"if ({ko}_first + 1 < {vo}_trip)", closer="} else {"):
+                hoisted_points(r, buf, seg, outer, [value(f"{ko}_first"), value(f"{ko}_first + 1")])
+            with buf.indent():
+                buf.line(f"const int {vo} = {value(f'{ko}_first')};")
+                r.body_with_privates(buf, seg.body, seg.private)
+            buf.line("}")
 
 
 def _unit_index(e: ir.Expr, var: str) -> bool:

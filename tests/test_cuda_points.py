@@ -164,3 +164,57 @@ def test_double2_pairs_on_gpu(tmp_path: Path) -> None:
                 want[k + sh] = 1.5 * x[k] + want[k + sh]
             f(n, lo, sh, 1.5, ctypes.c_void_p(x.ctypes.data), ctypes.c_void_p(y.ctypes.data))
             np.testing.assert_allclose(y, want, rtol=1e-15, atol=1e-15, err_msg=f"n={n} lo={lo} s={sh}")
+
+
+def _rank1() -> ir.Kernel:
+    """do j = jlo, n: do i = 1, m: a(i, j) = a(i, j) + alpha * x(i) * y(j), 0-based, built by hand."""
+    m, jlo, alpha, j = hk.v("m"), hk.v("jlo"), hk.v("alpha", F64), hk.v("j")
+    aij = hk.ld("a", i, j)
+    inner = hk.loop("i", hk.c(0), m, [hk.asg(aij, hk.b("add", aij, hk.b("mul", hk.b("mul", alpha, hk.ld("x", i)),
+                                                                        hk.ld("y", j))))])
+    return ir.Kernel(
+        "rank1",
+        (ir.Scalar("m", ir.DType.I32), ir.Scalar("n", ir.DType.I32), ir.Scalar("jlo", ir.DType.I32),
+         ir.Scalar("alpha", F64), ir.Array("x", F64, (m,)), ir.Array("y", F64, (n,)),
+         ir.Array("a", F64, (m, n), intent=ir.Intent.INOUT)),
+        (ir.Scalar("i", ir.DType.I32), ir.Scalar("j", ir.DType.I32)),
+        (hk.loop("j", hk.b("sub", jlo, hk.c(1)), n, [inner], line=5),), hk.origin(1))
+
+
+def test_2d_nests_run_two_neighbouring_rows_per_thread() -> None:
+    src = get_renderer("cuda").render(_rank1()).source
+    assert "for (int k_j_first = 2 * blockIdx.y; k_j_first < j_trip; k_j_first += 2 * gridDim.y) {" in src
+    assert "const double a_1 = a[i + a_n0 * j_1];" in src and "const double x_0 = x[i];" in src
+    assert "x_1" not in src  # x(i) does not change with j: loaded once
+    assert "a[i + a_n0 * j] = a_1 + alpha * x_0 * y_1;" in src
+    assert "const dim3 block(256);" in src and "kt_grid((j_trip + 1) / 2, 1)" in src
+    one = Schedule(march=1)  # a point per thread (and the block fitted to the inner loop)
+    flat = get_renderer("cuda", one).render(_rank1(), one).source
+    assert "k_j_first" not in flat and "kt_fit_width(i_trip, 256)" in flat
+
+
+@pytest.mark.slow
+@pytest.mark.gpu
+def test_row_pairs_on_gpu(tmp_path: Path) -> None:
+    """Odd and even row counts (the last row alone), a first row past 1, one row, on the GPU."""
+    if shutil.which("nvcc") is None:
+        pytest.skip("nvcc not found")
+    rendered = get_renderer("cuda").render(_rank1())
+    rendered.write(tmp_path)
+    src = tmp_path / rendered.entry
+    lib_path = src.with_suffix(".so")
+    res = subprocess.run(cuda_target.compile_command(src, lib_path), capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0, res.stderr[-3000:]
+    if not _has_gpu():
+        pytest.skip("no CUDA GPU")
+    f = ctypes.CDLL(str(lib_path)).kt_rank1
+    i32, f64 = ctypes.c_int, ctypes.c_double
+    f.argtypes = [i32, i32, i32, f64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
+    rng = np.random.default_rng(12)
+    for m, n, jlo in ((37, 10, 1), (37, 11, 1), (300, 9, 3), (5, 1, 1)):
+        x, y = rng.normal(size=m), rng.normal(size=n)
+        a = np.asfortranarray(rng.normal(size=(m, n)))
+        want = a.copy()
+        want[:, jlo - 1:] += 0.5 * np.outer(x, y[jlo - 1:])
+        f(m, n, jlo, 0.5, *(ctypes.c_void_p(arr.ctypes.data) for arr in (x, y, a)))
+        np.testing.assert_allclose(a, want, rtol=1e-14, atol=1e-14, err_msg=f"m={m} n={n} jlo={jlo}")
