@@ -95,20 +95,15 @@ def hoisted_points(r: CudaRenderer, buf: CodeBuffer, seg: DeviceNest, lp: ir.Loo
     loads = hoisted_loads(seg)
     counts = Counter(x.array for x in loads)
     bodies = []
-    shared: dict[ir.Load, ir.Var] = {}  # loads that do not depend on lp: the first point's register
     for m in range(len(values)):
         point = {lp.var: ir.Var(f"{lp.var}_{m}", r.dtype_of(lp.var))}
         regs: dict[ir.Load, ir.Var] = {}
         for q, load in enumerate(loads):
-            varies = lp.var in scalar_reads(load)
-            if not varies and load in shared:
-                regs[load] = shared[load]
-                continue
             dt = r.array(load.array).dtype
             dt = ir.DType.F32 if dt in NARROW else dt  # a f16/bf16 load is read as float
             name = r.var(load.array) + (str(q) if counts[load.array] > 1 else "") + f"_{m}"
             buf.line(f"const {r.ctype(dt)} {name} = {r.expr(ir.substitute(load, point))};")  # type: ignore[arg-type]
-            regs[load] = shared[load] = ir.Var(name, dt)
+            regs[load] = ir.Var(name, dt)
         bodies.append(with_registers(seg.body, regs))
     for m, body in enumerate(bodies):
         with buf.block("", opener="{"):
@@ -119,8 +114,9 @@ def hoisted_points(r: CudaRenderer, buf: CodeBuffer, seg: DeviceNest, lp: ir.Loo
 
 def row_pairs(r: CudaRenderer, seg: DeviceNest) -> bool:
     """A 2-D nest without reductions that neither walks rows nor is given a block shape or a
-    count of iterations per thread by the schedule: ``ROW_PAIRS`` outer iterations per thread."""
-    return (len(seg.loops) == 2 and not seg.reductions and r.schedule.march == 0
+    count of iterations per thread by the schedule: ``ROW_PAIRS`` outer iterations per thread
+    where the schedule asks for them (``Schedule.row_pairs``)."""
+    return (r.schedule.row_pairs and len(seg.loops) == 2 and not seg.reductions and r.schedule.march == 0
             and r.schedule.block_rows == 0 and r.planes(seg) is None)
 
 

@@ -181,16 +181,18 @@ def _rank1() -> ir.Kernel:
         (hk.loop("j", hk.b("sub", jlo, hk.c(1)), n, [inner], line=5),), hk.origin(1))
 
 
+PAIRS = Schedule(row_pairs=True)
+
+
 def test_2d_nests_run_two_neighbouring_rows_per_thread() -> None:
-    src = get_renderer("cuda").render(_rank1()).source
+    src = get_renderer("cuda", PAIRS).render(_rank1(), PAIRS).source
     assert "for (int k_j_first = 2 * blockIdx.y; k_j_first < j_trip; k_j_first += 2 * gridDim.y) {" in src
-    assert "const double a_1 = a[i + a_n0 * j_1];" in src and "const double x_0 = x[i];" in src
-    assert "x_1" not in src  # x(i) does not change with j: loaded once
-    assert "a[i + a_n0 * j] = a_1 + alpha * x_0 * y_1;" in src
+    assert "const double a_1 = a[i + a_n0 * j_1];" in src and "const double y_1 = y[j_1];" in src
+    assert "a[i + a_n0 * j] = a_1 + alpha * x_1 * y_1;" in src
     assert "const dim3 block(256);" in src and "kt_grid((j_trip + 1) / 2, 1)" in src
-    one = Schedule(march=1)  # a point per thread (and the block fitted to the inner loop)
-    flat = get_renderer("cuda", one).render(_rank1(), one).source
-    assert "k_j_first" not in flat and "kt_fit_width(i_trip, 256)" in flat
+    for one in (Schedule(), Schedule(row_pairs=True, march=1)):  # a point per thread, the block fitted
+        flat = get_renderer("cuda", one).render(_rank1(), one).source
+        assert "k_j_first" not in flat and "kt_fit_width(i_trip, 256)" in flat
 
 
 @pytest.mark.slow
@@ -199,7 +201,7 @@ def test_row_pairs_on_gpu(tmp_path: Path) -> None:
     """Odd and even row counts (the last row alone), a first row past 1, one row, on the GPU."""
     if shutil.which("nvcc") is None:
         pytest.skip("nvcc not found")
-    rendered = get_renderer("cuda").render(_rank1())
+    rendered = get_renderer("cuda", PAIRS).render(_rank1(), PAIRS)
     rendered.write(tmp_path)
     src = tmp_path / rendered.entry
     lib_path = src.with_suffix(".so")

@@ -145,8 +145,8 @@ def variants(target: str, current: Schedule, budget: int | None = None, kernel: 
     loops where a product was recognised, the source loop order where the analysis found
     an interchange, rows the other way (a program, warp or team per row, or a thread per
     row), whole serial loops (GPU targets), other tiles of 3-D nests walked by planes or a
-    point per thread (GPU targets), 8 or 4 warps (Triton), grid-stride loops, double2 pairs and 2-D blocks
-    (CUDA), then loop levels
+    point per thread (GPU targets), 8 or 4 warps (Triton), grid-stride loops, double2 pairs, row pairs and
+    2-D blocks (CUDA), then loop levels
     and block sizes. ``loops_for_products=False`` leaves out the loop form of a product (hours at
     sizes that fill a GPU)."""
     out = []
@@ -165,6 +165,7 @@ def variants(target: str, current: Schedule, budget: int | None = None, kernel: 
     if target == "cuda":
         out.append(replace(current, grid_stride=not current.grid_stride))
         out.append(replace(current, vectors=not current.vectors))  # 1-D fp64 nests: double2 pairs or not
+        out.append(replace(current, row_pairs=not current.row_pairs))  # 2-D nests: two rows per thread
         out += [replace(current, block_rows=r) for r in (8, 4) if r != current.block_rows]
     out += [replace(current, level=lv, block=b) for lv in LEVELS.get(target, (0,)) for b in BLOCKS.get(target, (256,))]
     return [s for s in out if s != current][:budget]  # [:None] keeps all

@@ -89,6 +89,10 @@ class Schedule:
     # CUDA 2-D nests: runs of this many rows per thread; CUDA 1-D nests without reductions:
     # this many iterations per thread, a block apart (targets.cuda_points)
     march: int = 0
+    # CUDA: a 2-D nest without reductions that walks no rows runs two neighbouring iterations of its
+    # outer loop per thread, the loads of both first (targets.cuda_points.paired_rows). Off by
+    # default until the generated form is timed on a GPU (the hand-written form: rank1 0.759 -> 0.619 ms)
+    row_pairs: bool = False
     # CUDA: a 1-D nest at two iterations per thread whose arrays (fp64) are each read and written at
     # one subscript runs the two as one 16-byte access per array (targets.cuda_points.vector_pairs)
     vectors: bool = True
@@ -125,6 +129,7 @@ class Schedule:
                 + (f", {self.warps} warps" if self.warps else "")
                 + (", grid-stride" if self.grid_stride else "")
                 + ("" if self.vectors else ", scalar accesses")
+                + (", two rows per thread" if self.row_pairs else "")
                 + ("" if self.contraction else ", products as loops"))
 
 
