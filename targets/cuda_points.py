@@ -4,7 +4,11 @@ so every load and store stays coalesced; where all ``n`` are in range their bodi
 written out without bounds checks, and the loads each body makes before it writes are
 issued for all ``n`` iterations first (``hoisted_loads``), so a thread keeps ``n`` times
 the bytes in flight. The loop is parallel (no iteration reads what another writes), so
-moving a load of one iteration above the stores of another is legal."""
+moving a load of one iteration above the stores of another is legal.
+
+Also here: 1-D fp64 nests that run their two iterations per thread as one ``double2`` access
+per array (``vector_pairs``), and 2-D nests running two neighbouring outer iterations per
+thread (``Schedule.row_pairs``, ``paired_rows``)."""
 
 from __future__ import annotations
 
