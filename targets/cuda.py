@@ -461,35 +461,39 @@ class CudaRenderer(CStyleRenderer):
                 buf.line(f"const dim3 grid({', '.join(dims)});")
                 args = [self.var(s) for s in seg.scalars_in] + trips + [cname(a) for a in seg.arrays]
                 if seg.reductions:
-                    self.reduction_slots(buf, seg.reductions)
-                for k, r in enumerate(seg.reductions):
-                    args += [f"reinterpret_cast<{self.ctype(r.dtype)}*>(kt_acc + {k})", f"{self.var(r.var)}_identity"]
+                    args += self.reduction_slots(buf, seg.reductions)
                 buf.line(f"{seg.name}<<<grid, block, 0, stream>>>({', '.join(args)});")
                 buf.line("KT_CUDA_CHECK(cudaGetLastError());")
                 if seg.reductions:
-                    buf.line("KT_CUDA_CHECK(cudaMemcpyAsync(kt_slots, kt_acc, sizeof(kt_slots), "
-                             "cudaMemcpyDeviceToHost, stream));")
-                    buf.line("KT_CUDA_CHECK(cudaStreamSynchronize(stream));")
-                    buf.line("KT_CUDA_CHECK(cudaFreeAsync(kt_acc, stream));")
-                for k, r in enumerate(seg.reductions):
-                    v, t = self.var(r.var), self.ctype(r.dtype)
-                    buf.line(f"{t} {v}_part;")
-                    buf.line(f"std::memcpy(&{v}_part, &kt_slots[{k}], sizeof({t}));")
-                    buf.line(self.combine(r))
+                    self.reduction_results(buf, seg.reductions)
 
-    def reduction_slots(self, buf: CodeBuffer, reductions: Iterable[ir.Reduction]) -> None:
+    def reduction_slots(self, buf: CodeBuffer, reductions: tuple[ir.Reduction, ...]) -> list[str]:
         """The accumulators of a nest's reductions in one device buffer of 8-byte slots, set to
         their identities with one copy (and read back with one: a copy and a wait per reduction
-        cost about 20 us each on the H200). Every scalar type of the IR fits a slot."""
-        reductions = list(reductions)
+        cost about 20 us each on the H200). Every scalar type of the IR fits a slot. Returns the
+        kernel's arguments for them (slot pointer, identity per reduction)."""
         buf.line(f"unsigned long long kt_slots[{len(reductions)}];  // one 8-byte slot per reduction")
+        args = []
         for k, r in enumerate(reductions):
             v, t = self.var(r.var), self.ctype(r.dtype)
             buf.line(f"const {t} {v}_identity = {self.identity(r)};")
             buf.line(f"std::memcpy(&kt_slots[{k}], &{v}_identity, sizeof({t}));")
+            args += [f"reinterpret_cast<{t}*>(kt_acc + {k})", f"{v}_identity"]
         buf.line("unsigned long long* kt_acc = nullptr;")
         buf.line("KT_CUDA_CHECK(cudaMallocAsync(&kt_acc, sizeof(kt_slots), stream));")
         buf.line("KT_CUDA_CHECK(cudaMemcpyAsync(kt_acc, kt_slots, sizeof(kt_slots), cudaMemcpyHostToDevice, stream));")
+        return args
+
+    def reduction_results(self, buf: CodeBuffer, reductions: tuple[ir.Reduction, ...]) -> None:
+        """The slots back in one copy, each combined with the host value of its variable."""
+        buf.line("KT_CUDA_CHECK(cudaMemcpyAsync(kt_slots, kt_acc, sizeof(kt_slots), cudaMemcpyDeviceToHost, stream));")
+        buf.line("KT_CUDA_CHECK(cudaStreamSynchronize(stream));")
+        buf.line("KT_CUDA_CHECK(cudaFreeAsync(kt_acc, stream));")
+        for k, r in enumerate(reductions):
+            v, t = self.var(r.var), self.ctype(r.dtype)
+            buf.line(f"{t} {v}_part;")
+            buf.line(f"std::memcpy(&{v}_part, &kt_slots[{k}], sizeof({t}));")
+            buf.line(self.combine(r))
 
     def combine(self, r: ir.Reduction) -> str:
         s, p = self.var(r.var), f"{self.var(r.var)}_part"

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 # 0.571, vswap 0.809 0.772 0.782 0.721 (docs/measurements/2026-12-03-h200-variants.txt)
 POINTS_PER_THREAD = 2
 # iterations of the outer loop each thread of a 2-D nest without reductions runs (neither a row
-# walk nor a plane walk): H200, rank1_concurrent by hand, 256 x 1 blocks: a point per thread
+# walk nor a plane walk; Schedule.row_pairs): H200, rank1_concurrent by hand, 256 x 1 blocks: a point per thread
 # 0.759 ms, two neighbouring rows with their loads first 0.619, four 0.706
 # (docs/measurements/2026-12-03-h200-rank1-probe.txt)
 ROW_PAIRS = 2
@@ -126,22 +126,25 @@ def row_pairs(r: CudaRenderer, seg: DeviceNest) -> bool:
 
 def paired_rows(r: CudaRenderer, buf: CodeBuffer, seg: DeviceNest, order: list[ir.Loop],
                 k_names: Mapping[str, str]) -> None:
-    """The body of a 2-D nest kernel (``ROW_PAIRS``) whose threads each run two neighbouring
-    iterations of the outer loop (blockIdx.y covers pairs), the loads of both issued first; a
-    thread per iteration of the inner loop, grid-strided along x."""
+    """The body of a 2-D nest kernel whose threads each run ``ROW_PAIRS`` neighbouring
+    iterations of the outer loop (blockIdx.y covers runs of them), the loads of all issued
+    first; a thread per iteration of the inner loop, grid-strided along x."""
     inner, outer = order
     vi, vo = r.var(inner.var), r.var(outer.var)
     ki, ko = k_names.get(inner.var, vi), k_names.get(outer.var, vo)
-    buf.line(f"// two neighbouring {outer.var} per thread: their loads are issued before their stores")
+    n = ROW_PAIRS
+    buf.line(f"// {n} neighbouring {outer.var} per thread: their loads are issued before their stores")
     with buf.block(r.grid_loop(ki, f"{vi}_trip")):
         if inner.var in k_names:
             buf.line(f"const int {vi} = {r.offset(inner, ki)};")
-        value = lambda f: r.offset(outer, f) if outer.var in k_names else f  # noqa: E731
-        with buf.block(f"for (int {ko}_first = 2 * blockIdx.y; {ko}_first < {vo}_trip; {ko}_first += 2 * gridDim.y)"):
-            with buf.block(f"if ({ko}_first + 1 < {vo}_trip)", closer="} else {"):
-                hoisted_points(r, buf, seg, outer, [value(f"{ko}_first"), value(f"{ko}_first + 1")])
-            with buf.indent():
-                buf.line(f"const int {vo} = {value(f'{ko}_first')};")
+        runs = f"for (int {ko}_first = {n} * blockIdx.y; {ko}_first < {vo}_trip; {ko}_first += {n} * gridDim.y)"
+        with buf.block(runs):
+            with buf.block(f"if ({ko}_first + {n - 1} < {vo}_trip)", closer="} else {"):
+                firsts = [f"{ko}_first" + (f" + {m}" if m else "") for m in range(n)]
+                hoisted_points(r, buf, seg, outer, [r.offset(outer, f) if outer.var in k_names else f for f in firsts])
+            with buf.indent(), buf.block(f"for (int {ko} = {ko}_first; {ko} < {vo}_trip; ++{ko})"):
+                if outer.var in k_names:
+                    buf.line(f"const int {vo} = {r.offset(outer, ko)};")
                 r.body_with_privates(buf, seg.body, seg.private)
             buf.line("}")
 

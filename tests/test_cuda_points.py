@@ -5,16 +5,15 @@ from __future__ import annotations
 
 import ctypes
 import shutil
-import subprocess
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from targets import cuda as cuda_target
 from targets.base import get_renderer
 from targets.cuda_points import hoisted_loads, with_registers
 from tests import kt_hand_kernels as hk
+from tests.gpu import cuda_library, has_gpu
 from translate import ir
 from translate.schedule import DeviceNest, Schedule
 
@@ -131,11 +130,6 @@ end subroutine
         assert "double2" not in out and "blockIdx.x * (2 * blockDim.x)" in out  # two a block apart instead
 
 
-def _has_gpu() -> bool:
-    smi = shutil.which("nvidia-smi")
-    return bool(smi) and subprocess.run([smi, "-L"], capture_output=True).returncode == 0
-
-
 @pytest.mark.slow
 @pytest.mark.gpu
 def test_double2_pairs_on_gpu(tmp_path: Path) -> None:
@@ -144,13 +138,8 @@ def test_double2_pairs_on_gpu(tmp_path: Path) -> None:
     odd and even trip counts; elements outside the loop untouched."""
     if shutil.which("nvcc") is None:
         pytest.skip("nvcc not found")
-    rendered = get_renderer("cuda").render(_shifted())
-    rendered.write(tmp_path)
-    src = tmp_path / rendered.entry
-    lib_path = src.with_suffix(".so")
-    res = subprocess.run(cuda_target.compile_command(src, lib_path), capture_output=True, text=True, timeout=600)
-    assert res.returncode == 0, res.stderr[-3000:]
-    if not _has_gpu():
+    lib_path = cuda_library(get_renderer("cuda").render(_shifted()), tmp_path)
+    if not has_gpu():
         pytest.skip("no CUDA GPU")
     f = ctypes.CDLL(str(lib_path)).kt_shifted
     i32, f64 = ctypes.c_int, ctypes.c_double
@@ -201,13 +190,8 @@ def test_row_pairs_on_gpu(tmp_path: Path) -> None:
     """Odd and even row counts (the last row alone), a first row past 1, one row, on the GPU."""
     if shutil.which("nvcc") is None:
         pytest.skip("nvcc not found")
-    rendered = get_renderer("cuda", PAIRS).render(_rank1(), PAIRS)
-    rendered.write(tmp_path)
-    src = tmp_path / rendered.entry
-    lib_path = src.with_suffix(".so")
-    res = subprocess.run(cuda_target.compile_command(src, lib_path), capture_output=True, text=True, timeout=600)
-    assert res.returncode == 0, res.stderr[-3000:]
-    if not _has_gpu():
+    lib_path = cuda_library(get_renderer("cuda", PAIRS).render(_rank1(), PAIRS), tmp_path)
+    if not has_gpu():
         pytest.skip("no CUDA GPU")
     f = ctypes.CDLL(str(lib_path)).kt_rank1
     i32, f64 = ctypes.c_int, ctypes.c_double

@@ -7,15 +7,14 @@ from __future__ import annotations
 
 import ctypes
 import shutil
-import subprocess
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from targets import cuda as cuda_target
 from targets.base import get_renderer
 from tests import kt_hand_kernels as hk
+from tests.gpu import cuda_library, has_gpu
 from tests.kt_hand_kernels import GEMV_N
 from translate import ir
 from translate.analysis import analyze
@@ -76,23 +75,15 @@ def test_split_sum_of_a_row() -> None:
     assert "part += a[i + a_n0 * j];" in src
 
 
-def _has_gpu() -> bool:
-    smi = shutil.which("nvidia-smi")
-    return bool(smi) and subprocess.run([smi, "-L"], capture_output=True).returncode == 0
-
-
 @pytest.mark.slow
 @pytest.mark.gpu
 def test_split_numbers_on_gpu(tmp_path: Path) -> None:
     """Short and long row counts (many chunks, one chunk) against numpy."""
-    if shutil.which("nvcc") is None or not _has_gpu():
+    if shutil.which("nvcc") is None or not has_gpu():
         pytest.skip("needs nvcc and a CUDA GPU")
     rendered = get_renderer("cuda").render(hk.gemv_rows())
     assert "atomicAdd(&y[i], part);" in rendered.source
-    rendered.write(tmp_path)
-    src = tmp_path / rendered.entry
-    lib = src.with_suffix(".so")
-    subprocess.run(cuda_target.compile_command(src, lib), check=True, capture_output=True)
+    lib = cuda_library(rendered, tmp_path)
     f = ctypes.CDLL(str(lib)).kt_gemvn
     i, d, p = ctypes.c_int, ctypes.c_double, ctypes.c_void_p
     f.argtypes = [i, i, d, p, p, p]

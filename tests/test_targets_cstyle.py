@@ -24,6 +24,7 @@ from targets.base import Unsupported, available, get_renderer
 from targets.cstyle import CStyleRenderer
 from targets.fortran_interface import fortran_interface
 from tests import kt_hand_kernels as hk
+from tests.gpu import has_gpu
 from translate import ir
 from translate.schedule import Schedule
 
@@ -31,11 +32,6 @@ D = ctypes.c_double
 I = ctypes.c_int  # noqa: E741
 HAVE_KOKKOS = Path("/usr/include/trilinos/Kokkos_Core.hpp").exists() and shutil.which("g++") is not None
 HAVE_NVCC = shutil.which("nvcc") is not None
-
-
-def _has_gpu() -> bool:
-    smi = shutil.which("nvidia-smi")
-    return bool(smi) and subprocess.run([smi, "-L"], capture_output=True).returncode == 0
 
 
 def ptr(a: np.ndarray) -> ctypes.c_void_p:
@@ -237,7 +233,7 @@ def test_kokkos_error_message(kokkos_libs: dict[str, Path], capfd: pytest.Captur
 @pytest.mark.gpu
 @pytest.mark.parametrize("name", list(CASES))
 def test_cuda_numbers_on_gpu(cuda_libs: dict[str, Path], name: str) -> None:
-    if not _has_gpu():
+    if not has_gpu():
         pytest.skip("no CUDA GPU")
     CASES[name](ctypes.CDLL(str(cuda_libs[name])))
 
@@ -246,7 +242,7 @@ def test_cuda_numbers_on_gpu(cuda_libs: dict[str, Path], name: str) -> None:
 @pytest.mark.gpu
 @pytest.mark.parametrize("name", ["stencil", "axpy3d", "lap3d"])
 def test_cuda_2d_blocks_on_gpu(cuda_libs_2d: dict[str, Path], name: str) -> None:
-    if not _has_gpu():
+    if not has_gpu():
         pytest.skip("no CUDA GPU")
     CASES[name](ctypes.CDLL(str(cuda_libs_2d[name])))
 
