@@ -78,6 +78,13 @@ inline int kt_fit_width(int trip, int block) {
     }
 }"""
 
+_TILE_GRID = """// a grid of x blocks by `tiles` tiles over y and z (at most 65535 along y): a block's tile is
+// blockIdx.y + gridDim.y * blockIdx.z, and tiles past the last find nothing to do
+inline dim3 kt_tile_grid(unsigned x, unsigned long long tiles) {
+    const unsigned y = (unsigned)(tiles < 65535 ? tiles : 65535);
+    return dim3(x, y, (unsigned)((tiles + y - 1) / y));
+}"""
+
 _CHECK = """#ifndef KT_CUDA_CHECK
 // every CUDA call is checked: print file:line and the error string, then return the error
 #define KT_CUDA_CHECK(call)                                                                  \\
@@ -247,6 +254,8 @@ class CudaRenderer(CStyleRenderer):
                  "const int g = (trip + block - 1) / block; return (unsigned)(g < cap ? g : cap); }")
         if "kt_fit_width" in self.helpers:
             out.splice(_FIT_WIDTH)
+        if "kt_tile_grid" in self.helpers:
+            out.splice(_TILE_GRID)
         if reduces:
             out.line("// blocks along a further axis of a reduction: up to 8192 in all (grid-stride loops do the rest)")
             out.line("inline unsigned kt_fill(unsigned blocks, unsigned have) { const unsigned want = 8192 / have; "
@@ -443,8 +452,11 @@ class CudaRenderer(CStyleRenderer):
                     # a thread per element along x: a capped grid's threads stride the array in
                     # far-apart runs, which was 30% slower for a misaligned in-place loop (H200)
                     dims[0] = f"kt_grid({trips[0]}, {shape[0]}, INT_MAX)"
-                if walk:
-                    dims[-1] = f"kt_grid(({trips[-1]} + {walk[1] - 1}) / {walk[1]}, 1)"
+                if walk:  # the rows' tiles times the runs over y and z, every thread one run
+                    tiles = [f"kt_grid({t}, {n}, INT_MAX)" for t, n in zip(trips[1:-1], shape[1:], strict=False)]
+                    tiles.append(f"kt_grid(({trips[-1]} + {walk[1] - 1}) / {walk[1]}, 1, INT_MAX)")
+                    tiles[0] = "(unsigned long long)" + tiles[0]
+                    dims = [f"{self.use('kt_tile_grid')}({dims[0]}, {' * '.join(tiles)})"]
                 if pairs:
                     dims[-1] = f"kt_grid(({trips[-1]} + {ROW_PAIRS - 1}) / {ROW_PAIRS}, 1)"
                 if seg.reductions and len(trips) > 1:

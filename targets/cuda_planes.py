@@ -18,22 +18,36 @@ if TYPE_CHECKING:
 
 def walk_planes(r: CudaRenderer, buf: CodeBuffer, seg: DeviceNest, order: list[ir.Loop],
                 k_names: Mapping[str, str], planes: int) -> None:
-    """The loops and body of a plane-walking kernel: ``order`` fastest first (x, y, then
-    the plane loop on blockIdx.z in runs of ``planes``; a 2-D nest: x, then the rows on
-    blockIdx.y)."""
-    inplane = (("y", order[1]), ("x", order[0])) if len(order) == 3 else (("x", order[0]),)
-    run_axis = "z" if len(order) == 3 else "y"
-    for axis, lp in inplane:
-        buf.line(r.grid_loop(k_names.get(lp.var, r.var(lp.var)), f"{r.var(lp.var)}_trip", axis) + " {")
-        buf.level += 1
+    """The indices and body of a plane-walking kernel: ``order`` fastest first (x, then y and
+    the plane loop's runs of ``planes`` together over blockIdx.y and blockIdx.z; a 2-D nest:
+    x, then the runs of rows over blockIdx.y and blockIdx.z). The launch covers every
+    iteration (``kt_tile_grid``): no grid-stride loops."""
     plane = plane_loop(seg, r.kernel)
     k, trip = k_names.get(plane.var, r.var(plane.var)), f"{r.var(plane.var)}_trip"
     what = "planes" if len(order) == 3 else "rows"
+    # indices straight from the block and thread: the same walk inside grid-stride loops ran a
+    # 7-point Laplacian at 69% of the H200's copy bandwidth, this form at 75-77%
+    # (docs/measurements/2026-12-03-h200-plane-probe-5.txt)
+    fast = order[0]
+    i = k_names.get(fast.var, r.var(fast.var))
+    buf.line(f"const int {i} = blockIdx.x * blockDim.x + threadIdx.x;")
+    outside = [f"{i} >= {r.var(fast.var)}_trip"]
+    if len(order) == 3:
+        mid = order[1]
+        j, j_trip = k_names.get(mid.var, r.var(mid.var)), f"{r.var(mid.var)}_trip"
+        buf.line(f"// the block's tile along y and z: its rows of {j} and its run of {planes} planes, rows fastest")
+        buf.line("const unsigned kt_tile = blockIdx.y + gridDim.y * blockIdx.z;")
+        buf.line(f"const unsigned kt_rows = ({j_trip} + blockDim.y - 1) / blockDim.y;")
+        buf.line(f"const int {j} = (int)(kt_tile % kt_rows) * blockDim.y + threadIdx.y;")
+        buf.line("const int run = (int)(kt_tile / kt_rows);")
+        outside.append(f"{j} >= {j_trip}")
+    else:
+        buf.line(f"const int run = blockIdx.y + gridDim.y * blockIdx.z;  // the block's run of {planes} rows")
+    outside.append(f"run * {planes} >= {trip}")
+    buf.line(f"if ({' || '.join(outside)}) return;")
     buf.line(f"// a run of {planes} {what} per thread: neighbouring {what} stay in registers or L1")
-    buf.line(f"for (int run = blockIdx.{run_axis}; run * {planes} < {trip}; run += gridDim.{run_axis}) {{")
-    buf.level += 1
     buf.line(f"const int run_end = {trip} - run * {planes} < {planes} ? {trip} : (run + 1) * {planes};")
-    qs = queues(seg, plane.var)
+    qs = queues(seg, plane.var) if r.schedule.queues else []
     regs: dict[ir.Load, ir.Expr] = {}
     if qs:
         buf.line(f"// register queue along {plane.var}: one new load per plane, the others move down")
@@ -58,6 +72,5 @@ def walk_planes(r: CudaRenderer, buf: CodeBuffer, seg: DeviceNest, order: list[i
     for g, q in enumerate(qs):
         names = q.names(g)
         buf.line(" ".join(f"{a} = {b};" for a, b in zip(names[:-1], names[1:], strict=True)))
-    for _ in range(len(inplane) + 2):
-        buf.level -= 1
-        buf.line("}")
+    buf.level -= 1
+    buf.line("}")

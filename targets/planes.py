@@ -8,7 +8,9 @@ A stencil's neighbouring rows then come from the same tile and its neighbouring 
 from the previous iterations of the same thread. In a hand-written probe of a 7-point 3-D
 Laplacian on the H200 (``docs/measurements/2026-12-03-h200-plane-probe.txt``) a thread per
 point reached 42% (CUDA) and 56% (Triton) of the copy bandwidth, plane walking 75% (CUDA,
-64x4 blocks with a register queue) and 84% (Triton, 2-row tiles walking 4 planes).
+64x4 blocks with a register queue) and 84% (Triton, 2-row tiles walking 4 planes); a later
+probe (``2026-12-03-h200-plane-probe-5.txt``) put CUDA at 77% with runs of 4 planes and the
+thread's indices taken straight from the grid (69% inside grid-stride loops).
 
 For CUDA, reads of one read-only array at the same in-plane position and planes ``k+c``
 for several constants ``c`` (``u(i,j,k-1)``, ``u(i,j,k)``, ``u(i,j,k+1)``) form a
@@ -26,8 +28,9 @@ from translate.schedule import DeviceNest, Schedule, fastest_first
 from translate.simplify import simplify
 
 # (rows of a tile, planes per run) of a 3-D nest when the schedule leaves them at 0: measured
-# best or near it on the H200 for the examples' 3-D stencils (the search tries others)
-DEFAULT_TILE = {"cuda": (4, 8), "triton": (2, 8)}
+# best or near it on the H200 for the examples' 3-D stencils (the search tries others); CUDA
+# lap3d without grid-stride loops, runs of 8 planes 0.942 ms, of 4 0.923 ms (probe 5)
+DEFAULT_TILE = {"cuda": (4, 4), "triton": (2, 8)}
 # rows each CUDA thread walks in a 2-D nest with a register queue (a 2-D stencil): on the H200
 # jacobi2d 0.643 -> 0.557 ms, heat2d_step 0.647 -> 0.564 ms against a point per thread; 2-D nests
 # without a queue got slower (rank1 0.759 -> 1.046 ms, ideal_gas 0.754 -> 0.831 ms) and keep a point

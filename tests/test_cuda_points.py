@@ -170,7 +170,7 @@ def _rank1() -> ir.Kernel:
         (hk.loop("j", hk.b("sub", jlo, hk.c(1)), n, [inner], line=5),), hk.origin(1))
 
 
-PAIRS = Schedule(row_pairs=True)
+PAIRS = Schedule()  # two rows per thread by default
 
 
 def test_2d_nests_run_two_neighbouring_rows_per_thread() -> None:
@@ -179,7 +179,7 @@ def test_2d_nests_run_two_neighbouring_rows_per_thread() -> None:
     assert "const double a_1 = a[i + a_n0 * j_1];" in src and "const double y_1 = y[j_1];" in src
     assert "a[i + a_n0 * j] = a_1 + alpha * x_1 * y_1;" in src
     assert "const dim3 block(256);" in src and "kt_grid((j_trip + 1) / 2, 1)" in src
-    for one in (Schedule(), Schedule(row_pairs=True, march=1)):  # a point per thread, the block fitted
+    for one in (Schedule(row_pairs=False), Schedule(march=1)):  # a point per thread, the block fitted
         flat = get_renderer("cuda", one).render(_rank1(), one).source
         assert "k_j_first" not in flat and "kt_fit_width(i_trip, 256)" in flat
 

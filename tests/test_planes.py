@@ -26,7 +26,7 @@ def with_body(seg: DeviceNest, *body: ir.Stmt, private: tuple[str, ...] = ()) ->
 def test_which_nests_walk_planes() -> None:
     lap = hk.lap3d()
     seg = nest(lap)
-    assert plane_walk(seg, lap, Schedule(), "cuda") == (4, 8)
+    assert plane_walk(seg, lap, Schedule(), "cuda") == (4, 4)
     assert plane_walk(seg, lap, Schedule(), "triton") == (2, 8)
     assert plane_walk(seg, lap, Schedule(block_rows=8, march=3), "cuda") == (8, 3)
     assert plane_walk(seg, lap, Schedule(march=1), "cuda") is None  # a point per thread

@@ -121,9 +121,8 @@ def case_ddot(lib: ctypes.CDLL) -> None:
     assert f(0, ptr(x), ptr(y)) == 0.0
 
 
-def case_stencil(lib: ctypes.CDLL) -> None:
+def case_stencil(lib: ctypes.CDLL, n: int = 37, m: int = 23) -> None:
     rng = np.random.default_rng(3)
-    n, m = 37, 23
     a = np.asfortranarray(rng.normal(size=(n + 2, m + 2)))
     b = np.asfortranarray(np.full((n + 2, m + 2), -7.0))
     lib.kt_stencil.argtypes = [I, I, ctypes.c_void_p, ctypes.c_void_p]
@@ -146,9 +145,9 @@ def case_axpy3d(lib: ctypes.CDLL) -> None:
     assert umax.value == np.abs(u).max()
 
 
-def case_lap3d(lib: ctypes.CDLL) -> None:
+def case_lap3d(lib: ctypes.CDLL, nx: int = 21, ny: int = 9, nz: int = 11) -> None:
+    """11 planes by default: runs of 4, 8 (and of 3) cut short at the end."""
     rng = np.random.default_rng(9)
-    nx, ny, nz = 21, 9, 11  # 11 planes: runs of 8 (and of 3) cut short at the end
     u = np.asfortranarray(rng.normal(size=(nx + 2, ny + 2, nz + 2)))
     lu = np.asfortranarray(np.full((nx + 2, ny + 2, nz + 2), -7.0))
     lib.kt_lap3d.argtypes = [I, I, I, ctypes.c_void_p, ctypes.c_void_p]
@@ -245,6 +244,16 @@ def test_cuda_2d_blocks_on_gpu(cuda_libs_2d: dict[str, Path], name: str) -> None
     if not has_gpu():
         pytest.skip("no CUDA GPU")
     CASES[name](ctypes.CDLL(str(cuda_libs_2d[name])))
+
+
+@pytest.mark.slow
+@pytest.mark.gpu
+def test_cuda_walks_past_65535_tiles_on_gpu(cuda_libs: dict[str, Path]) -> None:
+    """More (rows, run of planes) tiles than a grid's y axis holds: the rest go on along z."""
+    if not has_gpu():
+        pytest.skip("no CUDA GPU")
+    case_lap3d(ctypes.CDLL(str(cuda_libs["lap3d"])), 3, 1001, 1203)  # 251 row tiles x 301 runs of 4 planes
+    case_stencil(ctypes.CDLL(str(cuda_libs["stencil"])), 3, 600_001)  # 75001 runs of 8 rows
 
 
 @pytest.mark.slow
@@ -394,16 +403,23 @@ def test_cuda_2d_block_text() -> None:
     assert sch.variant() == "as analysed, block 256 as 32x8, a point per thread"
     marching = Schedule(block=256, block_rows=8, march=4)
     src = get_renderer("cuda", marching).render(hk.axpy3d(), marching).source
-    assert "for (int run = blockIdx.z; run * 4 < k_trip; run += gridDim.z) {" in src
-    assert "kt_grid((k_trip + 3) / 4, 1)" in src
+    # no grid-stride loops: (rows, run) tiles over y and z, every thread one run of planes
+    assert "const unsigned kt_rows = (j_trip + blockDim.y - 1) / blockDim.y;" in src
+    assert "const int run = (int)(kt_tile / kt_rows);" in src
+    assert "if (i >= i_trip || j >= j_trip || run * 4 >= k_trip) return;" in src
+    assert "for (int k = run * 4; k < run_end; ++k) {" in src and "run += gridDim" not in src
+    assert ("const dim3 grid(kt_tile_grid(kt_grid(i_trip, 32, INT_MAX), (unsigned long long)kt_grid(j_trip, 8, "
+            "INT_MAX) * kt_grid((k_trip + 3) / 4, 1, INT_MAX)));") in src
+    assert "inline dim3 kt_tile_grid(unsigned x, unsigned long long tiles) {" in src
     rows = get_renderer("cuda", marching).render(hk.stencil(), marching).source  # 2-D: runs of rows
-    assert "for (int run = blockIdx.y; run * 4 < j_trip; run += gridDim.y) {" in rows
-    assert "const dim3 block(256);" in rows and "kt_grid((j_trip + 3) / 4, 1)" in rows
+    assert "const int run = blockIdx.y + gridDim.y * blockIdx.z;  // the block's run of 4 rows" in rows
+    assert "if (i >= i_trip || run * 4 >= j_trip) return;" in rows
+    assert "const dim3 block(256);" in rows and "kt_grid((j_trip + 3) / 4, 1, INT_MAX)" in rows
     assert "double kt_a_j0, kt_a_jp1;" in rows  # a(i+1, j), a(i+1, j+1), a(i+1, j+2) queued
     default_rows = get_renderer("cuda").render(hk.stencil()).source  # a 2-D stencil: runs of 8 rows by default
-    assert "for (int run = blockIdx.y; run * 8 < j_trip; run += gridDim.y) {" in default_rows
+    assert "if (i >= i_trip || run * 8 >= j_trip) return;" in default_rows
     default = get_renderer("cuda").render(hk.axpy3d()).source  # 3-D nests walk planes unless told not to
-    assert "const dim3 block(64, 4);" in default and "kt_grid((k_trip + 7) / 8, 1)" in default
+    assert "const dim3 block(64, 4);" in default and "kt_grid((k_trip + 3) / 4, 1, INT_MAX)" in default
 
 
 def test_cuda_register_queue_text() -> None:
@@ -437,7 +453,7 @@ def test_kokkos_text() -> None:
 def test_cuda_text() -> None:
     r = get_renderer("cuda")
     src = r.render(hk.stencil()).source
-    assert "for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < i_trip; i += gridDim.x * blockDim.x)" in src
+    assert "const int i = blockIdx.x * blockDim.x + threadIdx.x;" in src
     assert "b[i + 1 + b_n0 * (j + 1)]" in src and "const int b_n0 = n + 2;" in src
     assert "cudaError_t stencil_cuda(int n, int m, const double* a, double* b, cudaStream_t stream)" in src
     dot = r.render(hk.ddot()).source

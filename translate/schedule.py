@@ -90,9 +90,12 @@ class Schedule:
     # this many iterations per thread, a block apart (targets.cuda_points)
     march: int = 0
     # CUDA: a 2-D nest without reductions that walks no rows runs two neighbouring iterations of its
-    # outer loop per thread, the loads of both first (targets.cuda_points.paired_rows). Off by
-    # default until the generated form is timed on a GPU (the hand-written form: rank1 0.759 -> 0.619 ms)
-    row_pairs: bool = False
+    # outer loop per thread, the loads of both first (targets.cuda_points.paired_rows). H200, region
+    # table: rank1_concurrent 0.740 -> 0.623 ms, ideal_gas_like 0.754 -> 0.703 ms
+    row_pairs: bool = True
+    # CUDA: a nest walked by planes or rows keeps the reads of neighbouring planes (rows) of a
+    # read-only array in a register queue (targets.planes.queues); off: every read is a load
+    queues: bool = True
     # CUDA: a 1-D nest at two iterations per thread whose arrays (fp64) are each read and written at
     # one subscript runs the two as one 16-byte access per array (targets.cuda_points.vector_pairs)
     vectors: bool = True
@@ -129,7 +132,8 @@ class Schedule:
                 + (f", {self.warps} warps" if self.warps else "")
                 + (", grid-stride" if self.grid_stride else "")
                 + ("" if self.vectors else ", scalar accesses")
-                + (", two rows per thread" if self.row_pairs else "")
+                + ("" if self.row_pairs else ", one row per thread")
+                + ("" if self.queues else ", no register queues")
                 + ("" if self.contraction else ", products as loops"))
 
 
