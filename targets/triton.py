@@ -44,6 +44,7 @@ from translate.schedule import (
 
 # a reduction's partials reduced on the device, and the host value combined with the result
 _ON_DEVICE = {"add": "{p}.sum()", "mul": "{p}.prod()", "max": "{p}.max()", "min": "{p}.min()"}
+_ON_ROWS = {"add": "{p}.sum(dim=1)", "mul": "{p}.prod(dim=1)", "max": "{p}.amax(dim=1)", "min": "{p}.amin(dim=1)"}
 _COMBINE = {
     "add": "{v} = {v} + {s}",
     "mul": "{v} = {v} * {s}",
@@ -51,6 +52,19 @@ _COMBINE = {
     "min": "{v} = min({v}, {s})",
 }
 _PY_TYPE = {ir.DType.CHAR: "str", ir.DType.BOOL: "bool"}
+
+
+def _by_dtype(partials: list[ir.Reduction]) -> dict[ir.DType, list[ir.Reduction]]:
+    groups: dict[ir.DType, list[ir.Reduction]] = {}
+    for r in partials:
+        groups.setdefault(r.dtype, []).append(r)
+    return groups
+
+
+def _partials_name(dtype: ir.DType, groups: dict[ir.DType, list[ir.Reduction]]) -> str:
+    """``partials``, or ``partials_<dtype>`` where more than one dtype shares an array."""
+    shared = [d for d, g in groups.items() if len(g) > 1]
+    return "partials" if len(shared) == 1 else f"partials_{dtype.name.lower()}"
 
 
 def module_path(kernel: ir.Kernel) -> str:
@@ -382,10 +396,7 @@ class _ModuleWriter:
                         + (f" max(1, triton.cdiv({launch.split[0]}, chunk)))" if launch.split is not None else ")"))
                     consts = (["CHUNK=chunk"] if launch.split is not None else []) + ["BLOCK=block"] \
                         + ([f"TILES={launch.tiles}"] if launch.tiles > 1 else [])
-                for r in launch.partials:
-                    part = f"{py_name(r.var)}_part"
-                    out(f"{part} = torch.empty(grid[0], dtype={TORCH_DTYPE[r.dtype]}, device=dev)")
-                    args.append(part)
+                args += self.partial_buffers(launch.partials)
                 if launch.f64:
                     out(fargs_line(launch.f64))
                     args.append("fargs")
@@ -405,20 +416,39 @@ class _ModuleWriter:
             conv = "bool" if dt is ir.DType.BOOL else ("float" if dt.is_float else "int")
             out(f"{py_name(name)} = {conv}({py_name(name)}_out.item())")
 
+    def partial_buffers(self, partials: list[ir.Reduction]) -> list[str]:
+        """The partials' arrays, one element per program: a reduction alone in its dtype gets
+        its own; those sharing a dtype get the rows of one array (one allocation, and
+        :meth:`combine_partials` reduces them in one call). Returns the kernel arguments."""
+        out, groups = self.launcher, _by_dtype(partials)
+        for dtype, group in groups.items():
+            if len(group) == 1:
+                out(f"{py_name(group[0].var)}_part = torch.empty(grid[0], dtype={TORCH_DTYPE[dtype]}, device=dev)")
+            else:
+                names = ", ".join(py_name(r.var) for r in group)
+                out(f"{_partials_name(dtype, groups)} = torch.empty(({len(group)}, grid[0]), "
+                    f"dtype={TORCH_DTYPE[dtype]}, device=dev)  # a row per reduction: {names}")
+        return [f"{py_name(r.var)}_part" if len(groups[r.dtype]) == 1
+                else f"{_partials_name(r.dtype, groups)}[{groups[r.dtype].index(r)}]" for r in partials]
+
     def combine_partials(self, partials: list[ir.Reduction]) -> None:
         """Each reduction's partials reduced on the device; the results of one dtype come to the
-        host in one copy (``.item()`` per reduction waited for the GPU once per reduction)."""
-        out = self.launcher
-        by_dtype: dict[ir.DType, list[ir.Reduction]] = {}
-        for r in partials:
-            by_dtype.setdefault(r.dtype, []).append(r)
-        for group in by_dtype.values():
+        host in one copy (``.item()`` per reduction waited for the GPU once per reduction), the
+        rows of a shared array reduced in one call where their operators agree."""
+        out, groups = self.launcher, _by_dtype(partials)
+        for dtype, group in groups.items():
             names = [py_name(r.var) for r in group]
-            device = [_ON_DEVICE[r.op].format(p=f"{v}_part") for r, v in zip(group, names, strict=True)]
             if len(group) == 1:
-                out(_COMBINE[group[0].op].format(v=names[0], s=f"{device[0]}.item()"))
+                device = _ON_DEVICE[group[0].op].format(p=f"{names[0]}_part")
+                out(_COMBINE[group[0].op].format(v=names[0], s=f"{device}.item()"))
                 continue
-            out(f"{', '.join(v + '_sum' for v in names)} = torch.stack([{', '.join(device)}]).tolist()")
+            rows = _partials_name(dtype, groups)
+            if len({r.op for r in group}) == 1:
+                device = _ON_ROWS[group[0].op].format(p=rows)
+            else:
+                each = (_ON_DEVICE[r.op].format(p=f"{rows}[{n}]") for n, r in enumerate(group))
+                device = f"torch.stack([{', '.join(each)}])"
+            out(f"{', '.join(v + '_sum' for v in names)} = {device}.tolist()")
             for r, v in zip(group, names, strict=True):
                 out(_COMBINE[r.op].format(v=v, s=f"{v}_sum"))
 

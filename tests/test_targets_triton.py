@@ -218,12 +218,36 @@ def test_reductions_of_one_nest_come_back_together(tmp_path: Path) -> None:
     params = (sc("n"), sc("m"), arr("a", n, m), sc("s", F64, Intent.OUT), sc("q", F64, Intent.OUT),
               sc("big", I32, Intent.OUT))
     mod, src = load_module(kern("sums3", params, body), tmp_path, Schedule(row_programs=False))
-    assert "s_sum, q_sum = torch.stack([s_part.sum(), q_part.max()]).tolist()" in src
+    # the f64 partials are the rows of one array, the i32 one alone
+    assert "partials = torch.empty((2, grid[0]), dtype=torch.float64, device=dev)  # a row per reduction: s, q" in src
+    assert "s_sum, q_sum = torch.stack([partials[0].sum(), partials[1].max()]).tolist()" in src
     assert "big = max(big, big_part.max().item())" in src
     a = rng(8).standard_normal((7, 5))
     got = mod.sums3(7, 5, t(a.ravel(order="F")), 0.0, 0.0, 0, block=16)
     assert got["s"] == pytest.approx(float(a.sum()), rel=1e-12)
     assert got["q"] == max(1.0, float(a.max())) and got["big"] == 6 + 100 * 4
+
+
+def test_sums_of_one_nest_reduce_their_rows_in_one_call(tmp_path: Path) -> None:
+    """Two sums of one dtype: one array of partials, its rows summed in one call."""
+    n, m, i, j = v("n"), v("m"), v("i"), v("j")
+    s, s2 = v("s", F64), v("s2", F64)
+    reds = (ir.Reduction("s", "add", F64), ir.Reduction("s2", "add", F64))
+    body = (
+        ir.Assign(s, c(0.0)), ir.Assign(s2, c(0.0)),
+        loop("j", 0, m, (loop("i", 0, n, (
+            ir.Assign(s, b("add", s, ld("a", i, j))),
+            ir.Assign(s2, b("add", s2, b("mul", ld("a", i, j), ld("a", i, j)))),
+        ), red=reds),), red=reds),
+    )
+    params = (sc("n"), sc("m"), arr("a", n, m), sc("s", F64, Intent.OUT), sc("s2", F64, Intent.OUT))
+    mod, src = load_module(kern("sums2", params, body), tmp_path, Schedule(row_programs=False))
+    assert "s_sum, s2_sum = partials.sum(dim=1).tolist()" in src
+    assert "partials[0], partials[1]" in src
+    a = rng(9).standard_normal((13, 6))
+    got = mod.sums2(13, 6, t(a.ravel(order="F")), 0.0, 0.0, block=16)
+    assert got["s"] == pytest.approx(float(a.sum()), rel=1e-12)
+    assert got["s2"] == pytest.approx(float((a * a).sum()), rel=1e-12)
 
 
 @pytest.mark.parametrize("op,init", [("max", 0.0), ("min", 1e300), ("mul", 1.0)])
