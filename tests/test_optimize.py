@@ -50,13 +50,14 @@ def test_variants_exclude_the_current_schedule_and_respect_the_budget() -> None:
     cur = Schedule(level=0, block=256)
     got = opt.variants("cuda", cur, 100)
     # rows the other way, whole serial loops, 3-D nests a point per thread or other tiles of
-    # planes, grid-stride loops, scalar accesses, a row per thread, no register queues, 2-D blocks 32x8
-    # and 64x4, then levels x blocks
-    assert cur not in got and len(got) == 12 + 2 * 4 - 1
-    assert got[:12] == [Schedule(row_programs=False), Schedule(split_serial=False), Schedule(march=1),
+    # planes, grid-stride loops, scalar accesses, a row per thread, register queues in every walk or in
+    # none, 2-D blocks 32x8 and 64x4, then levels x blocks
+    assert cur not in got and len(got) == 13 + 2 * 4 - 1
+    assert got[:13] == [Schedule(row_programs=False), Schedule(split_serial=False), Schedule(march=1),
                         Schedule(march=8), Schedule(block_rows=8, march=4), Schedule(block_rows=2, march=16),
                         Schedule(grid_stride=True), Schedule(vectors=False), Schedule(row_pairs=False),
-                        Schedule(queues=False), Schedule(block_rows=8), Schedule(block_rows=4)]
+                        Schedule(queues=1), Schedule(queues=-1), Schedule(block_rows=8),
+                        Schedule(block_rows=4)]
     assert opt.variants("kokkos", cur, 2) == [Schedule(row_programs=False), Schedule(level=1)]
 
 

@@ -77,10 +77,11 @@ def cuda_libs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 @pytest.fixture(scope="module")
 def cuda_libs_2d(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """The 3-D nests with 32 x 8 thread blocks (``Schedule.block_rows``) walking runs of 3
-    planes per thread (``Schedule.march``; runs cut short at the end), the 2-D one runs of 3 rows."""
+    planes per thread (``Schedule.march``; runs cut short at the end) with register queues (a
+    3-D walk loads every plane by default), the 2-D one runs of 3 rows."""
     if not HAVE_NVCC:
         pytest.skip("nvcc not found")
-    return _build("cuda", tmp_path_factory.mktemp("cuda2d"), Schedule(block_rows=8, march=3),
+    return _build("cuda", tmp_path_factory.mktemp("cuda2d"), Schedule(block_rows=8, march=3, queues=1),
                   (hk.stencil, hk.axpy3d, hk.lap3d))
 
 
@@ -423,15 +424,22 @@ def test_cuda_2d_block_text() -> None:
 
 
 def test_cuda_register_queue_text() -> None:
-    """A 3-D stencil walking planes keeps u(i,j,k-1..k+1) in three registers: one load per
-    plane; the in-plane neighbours are loads."""
-    src = get_renderer("cuda").render(hk.lap3d()).source
+    """A 3-D stencil walking planes with ``queues=1`` keeps u(i,j,k-1..k+1) in three registers:
+    one load per plane; the in-plane neighbours are loads. By default a 3-D walk loads every
+    plane, a 2-D walk keeps its queue (``-1``: neither)."""
+    queued = Schedule(queues=1)
+    src = get_renderer("cuda", queued).render(hk.lap3d(), queued).source
     assert "double kt_u_k0, kt_u_kp1;" in src
     assert "kt_u_k0 = u[i + 1 + u_n0 * (j + 1 + u_n1 * k)];" in src
     assert "const double kt_u_kp2 = u[i + 1 + u_n0 * (j + 1 + u_n1 * (k + 2))];" in src
     assert "kt_u_k0 = kt_u_kp1; kt_u_kp1 = kt_u_kp2;" in src
     assert src.count(" u[") == 3 + 4  # the queue's three loads and the four in-plane neighbours
     assert "-6.0 * kt_u_kp1 +" in src and "+ kt_u_k0 + kt_u_kp2;" in src
+    loads = get_renderer("cuda").render(hk.lap3d()).source
+    assert "kt_u_" not in loads and loads.count(" u[") == 7
+    assert "double kt_a_j0, kt_a_jp1;" in get_renderer("cuda").render(hk.stencil()).source
+    none = Schedule(queues=-1)
+    assert "kt_a_" not in get_renderer("cuda", none).render(hk.stencil(), none).source
 
 
 def test_kokkos_text() -> None:
