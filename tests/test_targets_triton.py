@@ -243,6 +243,7 @@ def test_sums_of_one_nest_reduce_their_rows_in_one_call(tmp_path: Path) -> None:
     params = (sc("n"), sc("m"), arr("a", n, m), sc("s", F64, Intent.OUT), sc("s2", F64, Intent.OUT))
     mod, src = load_module(kern("sums2", params, body), tmp_path, Schedule(row_programs=False))
     assert "s_sum, s2_sum = partials.sum(dim=1).tolist()" in src
+    assert "lanes = block * 4" in src and "BLOCK=lanes, TILES=8" in src  # a reduction over two loops: wider
     assert "partials[0], partials[1]" in src
     a = rng(9).standard_normal((13, 6))
     got = mod.sums2(13, 6, t(a.ravel(order="F")), 0.0, 0.0, block=16)
