@@ -116,6 +116,10 @@ class CodeBuffer:
         for t in text.rstrip("\n").split("\n"):
             self.line(t)
 
+    def last(self) -> str:
+        """The last line written, without its indentation ("" when none)."""
+        return self._lines[-1].strip() if self._lines else ""
+
     def blank(self) -> None:
         if self._lines and self._lines[-1] != "":
             self._lines.append("")

@@ -469,6 +469,10 @@ def test_cuda_text() -> None:
     assert "KT_CUDA_CHECK(cudaMemcpy(" in dot and "cudaGetErrorString" in dot
     rec = r.render(hk.recur()).source
     assert "recur_serial1<<<1, 1, 0, stream>>>" in rec and "double t = *t_io;" in rec
+    # a routine ending in RETURN: the launcher returns once at its end
+    axpy = hk.daxpy()
+    ends = r.render(replace(axpy, body=(*axpy.body, ir.Return()))).source
+    assert ends.count("return cudaSuccess;\n}") == 2 and "return cudaSuccess;\n    return cudaSuccess;" not in ends
 
 
 def test_cuda_cmake_and_kokkos_cmake() -> None:
