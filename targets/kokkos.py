@@ -187,7 +187,12 @@ class KokkosRenderer(CStyleRenderer):
             else:
                 rank = f"Kokkos::Rank<{len(order)}, Kokkos::Iterate::Left, Kokkos::Iterate::Left>"
                 zeros = ", ".join("0" for _ in order)
-                policy = f"Kokkos::MDRangePolicy<{rank}>({{{zeros}}}, {{{', '.join(trips)}}})"
+                tile = ""
+                if (rows := self.schedule.block_rows) and self.schedule.block % rows == 0:
+                    # tiles of block // rows iterations of the fastest loop by rows of the next
+                    dims = [self.schedule.block // rows, rows] + [1] * (len(order) - 2)
+                    tile = f", {{{', '.join(map(str, dims))}}}"
+                policy = f"Kokkos::MDRangePolicy<{rank}>({{{zeros}}}, {{{', '.join(trips)}}}{tile})"
             red_arg = ""
             if multi:
                 buf.line(f"{seg.name}_values kt_part{{}};")

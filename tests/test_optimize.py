@@ -58,7 +58,8 @@ def test_variants_exclude_the_current_schedule_and_respect_the_budget() -> None:
                         Schedule(grid_stride=True), Schedule(vectors=False), Schedule(row_pairs=False),
                         Schedule(queues=1), Schedule(queues=-1), Schedule(block_rows=8),
                         Schedule(block_rows=4)]
-    assert opt.variants("kokkos", cur, 2) == [Schedule(row_programs=False), Schedule(level=1)]
+    assert opt.variants("kokkos", cur, 4) == [Schedule(row_programs=False), Schedule(block_rows=8),
+                                              Schedule(block_rows=4), Schedule(level=1)]
 
 
 def test_search_times_only_validated_variants_and_caches(tmp_path: Path) -> None:

@@ -68,6 +68,14 @@ def kokkos_libs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 
 @pytest.fixture(scope="module")
+def kokkos_libs_tiled(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The 2-D and 3-D nests in MDRange tiles of 64 x 4 (x 1) iterations (``Schedule.block_rows``)."""
+    if not HAVE_KOKKOS:
+        pytest.skip("Kokkos headers or g++ not found")
+    return _build("kokkos", tmp_path_factory.mktemp("kokkos_tiled"), Schedule(block_rows=4), (hk.stencil, hk.axpy3d))
+
+
+@pytest.fixture(scope="module")
 def cuda_libs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     if not HAVE_NVCC:
         pytest.skip("nvcc not found")
@@ -218,6 +226,20 @@ CASES: dict[str, Callable[[ctypes.CDLL], None]] = {
 @pytest.mark.parametrize("name", list(CASES))
 def test_kokkos_numbers(kokkos_libs: dict[str, Path], name: str) -> None:
     CASES[name](ctypes.CDLL(str(kokkos_libs[name])))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["stencil", "axpy3d"])
+def test_kokkos_tiles_numbers(kokkos_libs_tiled: dict[str, Path], name: str) -> None:
+    CASES[name](ctypes.CDLL(str(kokkos_libs_tiled[name])))
+
+
+def test_kokkos_tiles_text() -> None:
+    tiled = Schedule(block_rows=8)
+    src = get_renderer("kokkos", tiled).render(hk.axpy3d(), tiled).source
+    assert "({0, 0, 0}, {i_trip, j_trip, k_trip}, {32, 8, 1})" in src  # parallel_for and parallel_reduce
+    assert src.count("{32, 8, 1}") == 2
+    assert "({0, 0, 0}, {i_trip, j_trip, k_trip})," in get_renderer("kokkos").render(hk.axpy3d()).source
 
 
 @pytest.mark.slow
