@@ -53,6 +53,7 @@ def dev_dtype(dtype: ir.DType) -> str:
 RESERVED = frozenset({
     "tl", "triton", "torch", "math", "sys", "range", "min", "max", "abs", "int", "float", "bool", "str",
     "len", "print", "pid", "offs", "mask", "rem", "BLOCK", "block", "fargs", "dict", "object", "ord",
+    "dev", "grid", "rows", "chunk", "chunks", "lanes", "partials",  # the launchers' own locals
 })
 
 

@@ -251,6 +251,28 @@ def test_sums_of_one_nest_reduce_their_rows_in_one_call(tmp_path: Path) -> None:
     assert got["s2"] == pytest.approx(float((a * a).sum()), rel=1e-12)
 
 
+def test_names_of_the_launchers_own_locals_are_renamed(tmp_path: Path) -> None:
+    """Sizes named like the launcher's locals (lanes, partials, rows, grid) keep their values."""
+    lanes, partials, i, j = v("lanes"), v("partials"), v("i"), v("j")
+    s, s2 = v("s", F64), v("s2", F64)
+    reds = (ir.Reduction("s", "add", F64), ir.Reduction("s2", "add", F64))
+    body = (
+        ir.Assign(s, c(0.0)), ir.Assign(s2, c(0.0)),
+        loop("j", 0, partials, (loop("i", 0, lanes, (
+            ir.Assign(s, b("add", s, b("mul", ld("a", i, j), v("rows", F64)))),
+            ir.Assign(s2, b("add", s2, b("mul", ld("a", i, j), v("grid", F64)))),
+        ), red=reds),), red=reds),
+    )
+    params = (sc("lanes"), sc("partials"), sc("rows", F64), sc("grid", F64), arr("a", lanes, partials),
+              sc("s", F64, Intent.OUT), sc("s2", F64, Intent.OUT))
+    mod, src = load_module(kern("names", params, body), tmp_path, Schedule(row_programs=False))
+    assert "lanes_" in src and "partials_" in src and "rows_" in src and "grid_" in src
+    a = rng(10).standard_normal((9, 7))
+    got = mod.names(9, 7, 2.0, 3.0, t(a.ravel(order="F")), 0.0, 0.0, block=16)
+    assert got["s"] == pytest.approx(2.0 * float(a.sum()), rel=1e-12)
+    assert got["s2"] == pytest.approx(3.0 * float(a.sum()), rel=1e-12)
+
+
 @pytest.mark.parametrize("op,init", [("max", 0.0), ("min", 1e300), ("mul", 1.0)])
 def test_reductions_max_min_prod(tmp_path: Path, op: str, init: float) -> None:
     i = v("i")
