@@ -47,7 +47,7 @@ def walk_planes(r: CudaRenderer, buf: CodeBuffer, seg: DeviceNest, order: list[i
     buf.line(f"if ({' || '.join(outside)}) return;")
     buf.line(f"// a run of {planes} {what} per thread: neighbouring {what} stay in registers or L1")
     buf.line(f"const int run_end = {trip} - run * {planes} < {planes} ? {trip} : (run + 1) * {planes};")
-    wanted = r.schedule.queues == 1 or (r.schedule.queues == 0 and len(order) == 2)
+    wanted = r.schedule.queues > 0 or (r.schedule.queues == 0 and len(order) == 2)
     qs = queues(seg, plane.var) if wanted else []
     regs: dict[ir.Load, ir.Expr] = {}
     if qs:

@@ -136,7 +136,7 @@ class Schedule:
                 + (", grid-stride" if self.grid_stride else "")
                 + ("" if self.vectors else ", scalar accesses")
                 + ("" if self.row_pairs else ", one row per thread")
-                + {0: "", 1: ", register queues", -1: ", no register queues"}[self.queues]
+                + (", register queues" if self.queues > 0 else ", no register queues" if self.queues < 0 else "")
                 + ("" if self.contraction else ", products as loops"))
 
 
