@@ -1,0 +1,101 @@
+"""The C++ text every generated ``.cu`` file may carry in its detail namespace or above it:
+the error check around CUDA calls, the launcher's device buffer, the reduction operators with
+the block reduction and atomic combine, and the grid helpers of the launches."""
+
+CHECK = """#ifndef KT_CUDA_CHECK
+// every CUDA call is checked: print file:line and the error string, then return the error
+#define KT_CUDA_CHECK(call)                                                                  \\
+    do {                                                                                     \\
+        const cudaError_t kt_err_ = (call);                                                  \\
+        if (kt_err_ != cudaSuccess) {                                                        \\
+            fprintf(stderr, "%s:%d: %s: %s\\n", __FILE__, __LINE__, #call, cudaGetErrorString(kt_err_)); \\
+            return kt_err_;                                                                  \\
+        }                                                                                    \\
+    } while (0)
+#endif"""
+
+BUFFER = """// a device allocation freed when the launcher returns (also on its early returns)
+template <typename T>
+struct kt_buffer {
+    T* ptr = nullptr;
+    cudaError_t status;
+    explicit kt_buffer(size_t count) { status = cudaMalloc(&ptr, (count > 0 ? count : 1) * sizeof(T)); }
+    ~kt_buffer() { if (ptr) cudaFree(ptr); }
+    kt_buffer(const kt_buffer&) = delete;
+    kt_buffer& operator=(const kt_buffer&) = delete;
+};"""
+
+REDUCE = """// reduction operators
+struct KtSum { template <typename T> __device__ T operator()(T a, T b) const { return a + b; } };
+struct KtProd { template <typename T> __device__ T operator()(T a, T b) const { return a * b; } };
+struct KtMax { template <typename T> __device__ T operator()(T a, T b) const { return a < b ? b : a; } };
+struct KtMin { template <typename T> __device__ T operator()(T a, T b) const { return b < a ? b : a; } };
+
+// block-wide reduction (blockDim.x a multiple of 32, at most 1024): warp shuffles, then
+// one value per warp through shared memory; the result is valid in thread 0 (warps are
+// numbered by the linear thread index, so 2-D and 3-D blocks of whole warps work too)
+template <typename T, typename Op>
+__device__ T kt_block_reduce(T v, Op op, T identity) {
+    __shared__ T warp_vals[32];
+    const int t = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    const int lane = t % 32;
+    const int warp = t / 32;
+    for (int offset = 16; offset > 0; offset /= 2) {
+        v = op(v, __shfl_down_sync(0xffffffffu, v, offset));
+    }
+    __syncthreads();  // warp_vals may still be read by a previous reduction
+    if (lane == 0) {
+        warp_vals[warp] = v;
+    }
+    __syncthreads();
+    if (warp == 0) {
+        v = lane < (int)(blockDim.x * blockDim.y * blockDim.z / 32) ? warp_vals[lane] : identity;
+        for (int offset = 16; offset > 0; offset /= 2) {
+            v = op(v, __shfl_down_sync(0xffffffffu, v, offset));
+        }
+    }
+    return v;
+}
+
+// combine v into *acc atomically: native atomicAdd where it exists, else a CAS loop
+template <typename T, typename Op>
+__device__ void kt_atomic_combine(T* acc, T v, Op op) {
+    if constexpr (std::is_same_v<Op, KtSum> && (std::is_same_v<T, double> || std::is_same_v<T, float> ||
+                                                 std::is_same_v<T, int>)) {
+        atomicAdd(acc, v);
+    } else {
+        static_assert(sizeof(T) == 4 || sizeof(T) == 8, "4- or 8-byte reductions only");
+        using U = std::conditional_t<sizeof(T) == 4, unsigned int, unsigned long long>;
+        U* address = reinterpret_cast<U*>(acc);
+        U old = *address;
+        U assumed;
+        do {
+            assumed = old;
+            T current;
+            memcpy(&current, &assumed, sizeof(T));
+            const T next = op(current, v);
+            U bits;
+            memcpy(&bits, &next, sizeof(T));
+            old = atomicCAS(address, assumed, bits);
+        } while (assumed != old);
+    }
+}"""
+
+FIT_WIDTH = """// threads along x of a block of `block` threads for a loop of `trip` iterations: the widest of
+// block, block / 2, ..., 32 that leaves at most 1/32 of the lanes idle, else the one leaving fewest
+inline int kt_fit_width(int trip, int block) {
+    int best = block, fewest = INT_MAX;
+    for (int w = block; ; w /= 2) {
+        const int idle = (trip + w - 1) / w * w - trip;
+        if (idle * 32LL <= trip) return w;
+        if (idle < fewest) { best = w; fewest = idle; }
+        if (w % 64 != 0) return best;
+    }
+}"""
+
+TILE_GRID = """// a grid of x blocks by `tiles` tiles over y and z (at most 65535 along y): a block's tile is
+// blockIdx.y + gridDim.y * blockIdx.z, and tiles past the last find nothing to do
+inline dim3 kt_tile_grid(unsigned x, unsigned long long tiles) {
+    const unsigned y = (unsigned)(tiles < 65535 ? tiles : 65535);
+    return dim3(x, y, (unsigned)((tiles + y - 1) / y));
+}"""
