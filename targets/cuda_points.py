@@ -92,7 +92,6 @@ def strided_points(r: CudaRenderer, buf: CodeBuffer, seg: DeviceNest, k_names: M
 def hoisted_points(r: CudaRenderer, buf: CodeBuffer, seg: DeviceNest, lp: ir.Loop, values: list[str]) -> None:
     """The nest's body once per value of ``lp``'s variable in ``values`` (``lp_m``), the loads
     each makes before it writes (``hoisted_loads``) issued for all of them first."""
-    v = r.var(lp.var)
     at = [r.var(f"{lp.var}_{m}") for m in range(len(values))]
     for name, value in zip(at, values, strict=True):
         buf.line(f"const int {name} = {value};")
@@ -110,10 +109,17 @@ def hoisted_points(r: CudaRenderer, buf: CodeBuffer, seg: DeviceNest, lp: ir.Loo
             regs[load] = ir.Var(name, dt)
         bodies.append(with_registers(seg.body, regs))
     for m, body in enumerate(bodies):
-        with buf.block("", opener="{"):
-            if any(lp.var in scalar_reads(st) for st in body):
-                buf.line(f"const int {v} = {at[m]};")
-            r.body_with_privates(buf, body, seg.private)
+        _point_body(r, buf, seg, body, lp, at[m])
+
+
+def _point_body(r: CudaRenderer, buf: CodeBuffer, seg: DeviceNest, body: tuple[ir.Stmt, ...], lp: ir.Loop,
+                value: str) -> None:
+    """One iteration's ``body`` in a block of its own, ``lp``'s variable set to ``value`` where
+    the body still reads it."""
+    with buf.block("", opener="{"):
+        if any(lp.var in scalar_reads(st) for st in body):
+            buf.line(f"const int {r.var(lp.var)} = {value};")
+        r.body_with_privates(buf, body, seg.private)
 
 
 def row_pairs(r: CudaRenderer, seg: DeviceNest) -> bool:
@@ -227,10 +233,7 @@ def paired_points(r: CudaRenderer, buf: CodeBuffer, seg: DeviceNest, k_names: Ma
             body = tuple(ir.Assign(ir.Var(f"{r.var(s.target.array)}_out{m}", ir.DType.F64)
                                    if isinstance(s.target, ir.Load) else s.target, ir.replace_exprs(s.value, regs[m]))
                          for s in seg.body if isinstance(s, ir.Assign))
-            with buf.block("", opener="{"):
-                if any(lp.var in scalar_reads(st) for st in body):
-                    buf.line(f"const int {v} = {v}_0" + (f" + {m};" if m else ";"))
-                r.body_with_privates(buf, body, seg.private)
+            _point_body(r, buf, seg, body, lp, f"{v}_0" + (f" + {m}" if m else ""))
         for a in stored:
             buf.line(f"*reinterpret_cast<double2*>({ptr[a]}) = make_double2({r.var(a)}_out0, {r.var(a)}_out1);")
     with buf.indent(), buf.block(f"for (int {k} = {k}_first; {k} < {k}_first + 2 && {k} < {trip}; ++{k})"):

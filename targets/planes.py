@@ -84,7 +84,7 @@ def queues(seg: DeviceNest, var: str) -> list[Queue]:
     an inner loop, not in a SELECT branch), indexed by loop variables and the nest's
     scalar inputs only, ``var`` in one subscript as ``var + constant``; two or more planes
     of the same in-plane position."""
-    written = set().union(*(arrays_written(s) for s in seg.body))
+    written = arrays_written(seg.body)
     groups: dict[tuple[str, int, tuple[ir.Expr, ...]], dict[int, ir.Load]] = {}
     for s in seg.body:
         if not isinstance(s, ir.Assign):

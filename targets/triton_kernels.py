@@ -251,7 +251,7 @@ class NestEmitter(_Emitter):
         _drop_unused_zero_lanes(body)
         launch = Launch(nest.name, self.launch_args + [t for t, _ in trips], self.f64, trips,
                         list(nest.reductions), split=split, tiles=tiles,
-                        written=len(set().union(*(arrays_written(st) for st in nest.body))))
+                        written=len(arrays_written(nest.body)))
         return self.head(extra).text() + body.text(), launch
 
     def lanes(self, first: str, order: tuple[int, ...], trips: list[tuple[str, ir.Loop]]) -> None:

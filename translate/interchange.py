@@ -48,7 +48,7 @@ def candidate(loop: ir.Loop) -> bool:
         return False
     assigned = {s.target.name for s in pre if isinstance(s, ir.Assign) and isinstance(s.target, ir.Var)}
     moving = assigned | {loop.var}
-    written = set().union(*(arrays_written(s) for s in inner.body))
+    written = arrays_written(inner.body)
     for array in written:
         indices = _accesses(inner.body, array)
         if len({tuple(ir.expr_str(e) for e in idx) for idx in indices}) != 1:

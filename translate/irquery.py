@@ -53,6 +53,9 @@ def arrays_touched(node: object) -> set[str]:
 
 
 def arrays_written(node: object) -> set[str]:
+    """The arrays ``node`` (a statement, or a tuple or list of them) stores to or a call outputs."""
+    if isinstance(node, (tuple, list)):
+        return set().union(*(arrays_written(s) for s in node))
     out = set()
     for n in ir.walk(node):
         if isinstance(n, ir.Assign) and isinstance(n.target, ir.Load):

@@ -10,6 +10,38 @@ ROOF = 4284.0  # GB/s, the H200's measured copy roof
 
 
 @triton.jit
+def _add_cells(vo, de, en, pr, c, m, vs, vol, mass, ie, ke, press):
+    """The five sums with the cells at ``c`` (``vs``: their corners' squared velocities / 4)."""
+    cv = tl.load(vo + c, mask=m, other=0.0)
+    cm = cv * tl.load(de + c, mask=m, other=0.0)
+    vol += cv
+    mass += cm
+    ie += cm * tl.load(en + c, mask=m, other=0.0)
+    ke += cm * 0.5 * vs
+    press += cv * tl.load(pr + c, mask=m, other=0.0)
+    return vol, mass, ie, ke, press
+
+
+@triton.jit
+def _store_sums(part, p, vol, mass, ie, ke, press):
+    tl.store(part + p + 0, tl.sum(vol, axis=0))
+    tl.store(part + p + 1, tl.sum(mass, axis=0))
+    tl.store(part + p + 2, tl.sum(ie, axis=0))
+    tl.store(part + p + 3, tl.sum(ke, axis=0))
+    tl.store(part + p + 4, tl.sum(press, axis=0))
+
+
+@triton.jit
+def _node_pair(xv, yv, q, m):
+    """Squared velocities of the nodes at ``q`` and ``q + 1``, summed."""
+    a0 = tl.load(xv + q, mask=m, other=0.0)
+    a1 = tl.load(xv + q + 1, mask=m, other=0.0)
+    b0 = tl.load(yv + q, mask=m, other=0.0)
+    b1 = tl.load(yv + q + 1, mask=m, other=0.0)
+    return (a0 * a0 + b0 * b0) + (a1 * a1 + b1 * b1)
+
+
+@triton.jit
 def fs_i64(vo, de, en, pr, xv, yv, nx, ny, part, BLOCK: tl.constexpr, TILES: tl.constexpr, I32: tl.constexpr):
     nx = tl.cast(nx, tl.int64)
     sc = nx + 4
@@ -39,18 +71,8 @@ def fs_i64(vo, de, en, pr, xv, yv, nx, ny, part, BLOCK: tl.constexpr, TILES: tl.
                 b = tl.load(yv + q, mask=mask, other=0.0)
                 vs += 0.25 * (a * a + b * b)
         c = (j + 2) + sc * (k + 2)
-        cv = tl.load(vo + c, mask=mask, other=0.0)
-        cm = cv * tl.load(de + c, mask=mask, other=0.0)
-        vol += cv
-        mass += cm
-        ie += cm * tl.load(en + c, mask=mask, other=0.0)
-        ke += cm * 0.5 * vs
-        press += cv * tl.load(pr + c, mask=mask, other=0.0)
-    tl.store(part + pid * 5 + 0, tl.sum(vol, axis=0))
-    tl.store(part + pid * 5 + 1, tl.sum(mass, axis=0))
-    tl.store(part + pid * 5 + 2, tl.sum(ie, axis=0))
-    tl.store(part + pid * 5 + 3, tl.sum(ke, axis=0))
-    tl.store(part + pid * 5 + 4, tl.sum(press, axis=0))
+        vol, mass, ie, ke, press = _add_cells(vo, de, en, pr, c, mask, vs, vol, mass, ie, ke, press)
+    _store_sums(part, pid * 5, vol, mass, ie, ke, press)
 
 
 def rep(name: str, nbytes: float, ms: float) -> None:
@@ -67,12 +89,7 @@ def fs_walk(vo, de, en, pr, xv, yv, nx, ny, part, W: tl.constexpr, R: tl.constex
     j = pc * W + tl.arange(0, W)
     mj = j < nx
     k0 = pr_ * R
-    q = (j + 2) + sn * (k0 + 2)
-    a0 = tl.load(xv + q, mask=mj, other=0.0)
-    a1 = tl.load(xv + q + 1, mask=mj, other=0.0)
-    b0 = tl.load(yv + q, mask=mj, other=0.0)
-    b1 = tl.load(yv + q + 1, mask=mj, other=0.0)
-    prev = (a0 * a0 + b0 * b0) + (a1 * a1 + b1 * b1)
+    prev = _node_pair(xv, yv, (j + 2) + sn * (k0 + 2), mj)
     vol = tl.zeros([W], tl.float64)
     mass = tl.zeros([W], tl.float64)
     ie = tl.zeros([W], tl.float64)
@@ -81,28 +98,12 @@ def fs_walk(vo, de, en, pr, xv, yv, nx, ny, part, W: tl.constexpr, R: tl.constex
     for r in range(R):
         k = k0 + r
         m = mj & (tl.zeros([W], tl.int32) + k < ny)
-        q = (j + 2) + sn * (k + 3)
-        a0 = tl.load(xv + q, mask=m, other=0.0)
-        a1 = tl.load(xv + q + 1, mask=m, other=0.0)
-        b0 = tl.load(yv + q, mask=m, other=0.0)
-        b1 = tl.load(yv + q + 1, mask=m, other=0.0)
-        nxt = (a0 * a0 + b0 * b0) + (a1 * a1 + b1 * b1)
+        nxt = _node_pair(xv, yv, (j + 2) + sn * (k + 3), m)
         vs = 0.25 * (prev + nxt)
         prev = nxt
         c = (j + 2) + sc * (k + 2)
-        cv = tl.load(vo + c, mask=m, other=0.0)
-        cm = cv * tl.load(de + c, mask=m, other=0.0)
-        vol += cv
-        mass += cm
-        ie += cm * tl.load(en + c, mask=m, other=0.0)
-        ke += cm * 0.5 * vs
-        press += cv * tl.load(pr + c, mask=m, other=0.0)
-    p = (pr_ * tl.num_programs(0) + pc) * 5
-    tl.store(part + p + 0, tl.sum(vol, axis=0))
-    tl.store(part + p + 1, tl.sum(mass, axis=0))
-    tl.store(part + p + 2, tl.sum(ie, axis=0))
-    tl.store(part + p + 3, tl.sum(ke, axis=0))
-    tl.store(part + p + 4, tl.sum(press, axis=0))
+        vol, mass, ie, ke, press = _add_cells(vo, de, en, pr, c, m, vs, vol, mass, ie, ke, press)
+    _store_sums(part, (pr_ * tl.num_programs(0) + pc) * 5, vol, mass, ie, ke, press)
 
 
 def bench(fn) -> float:
