@@ -22,6 +22,7 @@ from targets import cuda as cuda_target
 from targets import kokkos as kokkos_target
 from targets.base import Unsupported, available, get_renderer
 from targets.cstyle import CStyleRenderer
+from targets.cuda_helpers import FIT_WIDTH
 from targets.fortran_interface import fortran_interface
 from tests import kt_hand_kernels as hk
 from tests.gpu import has_gpu
@@ -393,7 +394,7 @@ def test_cuda_block_width_fits_the_fastest_loop(tmp_path: Path) -> None:
     assert "kt_fit_width" not in get_renderer("cuda").render(hk.daxpy()).source  # 1-D
     if shutil.which("g++") is None:
         pytest.skip("g++ not found")
-    helper = cuda_target._FIT_WIDTH
+    helper = FIT_WIDTH
     probe = tmp_path / "fit.cpp"
     probe.write_text("#include <climits>\n#include <cstdio>\n" + helper + """
 int main() {
