@@ -17,7 +17,7 @@ from targets.base import Capabilities, CodeBuffer, Rendered, register, shim_symb
 from targets.c_extern import conv_unsupported, cuda_launch_matmul
 from targets.cmake import cuda_cmake
 from targets.cstyle import CStyleRenderer, cname
-from targets.cuda_helpers import BUFFER, CHECK, FIT_WIDTH, REDUCE, TILE_GRID
+from targets.cuda_helpers import BUFFER, CHECK, FIT_WIDTH, LOAD2_ORDERED, REDUCE, TILE_GRID
 from targets.cuda_matmul import cuda_matmul_source
 from targets.cuda_planes import walk_planes
 from targets.cuda_points import (
@@ -159,6 +159,8 @@ class CudaRenderer(CStyleRenderer):
             out.splice(FIT_WIDTH)
         if "kt_tile_grid" in self.helpers:
             out.splice(TILE_GRID)
+        if "kt_load2_ordered" in self.helpers:
+            out.splice(LOAD2_ORDERED)
         if reduces:
             out.line("// blocks along a further axis of a reduction: up to 8192 in all (grid-stride loops do the rest)")
             out.line("inline unsigned kt_fill(unsigned blocks, unsigned have) { const unsigned want = 8192 / have; "

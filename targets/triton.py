@@ -27,7 +27,7 @@ from targets.triton_extern import (
     output_needed,
 )
 from targets.triton_helpers import DEVICE_DEPENDS, DEVICE_HELPERS, HOST_DEPENDS, HOST_HELPERS, closure
-from targets.triton_kernels import Launch, Lines, NestEmitter, SerialEmitter, fargs_line
+from targets.triton_kernels import Launch, Lines, NestEmitter, SerialEmitter
 from targets.triton_rows import RowEmitter, row_nest
 from translate import ir
 from translate.schedule import (
@@ -404,17 +404,11 @@ class _ModuleWriter:
                     consts = (["CHUNK=chunk"] if launch.split is not None else []) + [f"BLOCK={lanes}"] \
                         + ([f"TILES={launch.tiles}"] if launch.tiles > 1 else [])
                 args += self.partial_buffers(launch.partials)
-                if launch.f64:
-                    out(fargs_line(launch.f64))
-                    args.append("fargs")
                 if (warps := self.schedule.warps or default_warps(launch)) not in (0, TRITON_WARPS):
                     consts.append(f"num_warps={warps}")
                 out(f"{launch.kernel}[grid]({', '.join(args + consts)})")
                 self.combine_partials(launch.partials)
             return
-        if launch.f64:
-            out(fargs_line(launch.f64))
-            args.append("fargs")
         for name, dt in launch.outs:
             out(f"{py_name(name)}_out = torch.empty(1, dtype={TORCH_DTYPE[dt]}, device=dev)")
             args.append(f"{py_name(name)}_out")

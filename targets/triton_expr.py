@@ -52,7 +52,7 @@ def dev_dtype(dtype: ir.DType) -> str:
 # Names the generated code defines itself; an IR name equal to one of them gets a trailing "_".
 RESERVED = frozenset({
     "tl", "triton", "torch", "math", "sys", "range", "min", "max", "abs", "int", "float", "bool", "str",
-    "len", "print", "pid", "offs", "mask", "rem", "BLOCK", "block", "fargs", "dict", "object", "ord",
+    "len", "print", "pid", "offs", "mask", "rem", "BLOCK", "block", "dict", "object", "ord",
     "dev", "grid", "rows", "chunk", "chunks", "lanes", "partials",  # the launchers' own locals
 })
 

@@ -18,7 +18,7 @@
 from __future__ import annotations
 
 from targets.triton_expr import TL_DTYPE, TORCH_DTYPE, HostExpr, UnsupportedExpr, fold, py_name
-from targets.triton_kernels import Lines, _Emitter, fargs_line
+from targets.triton_kernels import Lines, _Emitter
 from translate import contraction, ir
 from translate.schedule import DeviceExtern, DeviceNest, arrays_written
 
@@ -136,8 +136,7 @@ class MatmulEmitter(_Emitter):
             self.add_scalars(tail.scalars_in)
         mm = ["kt_a", "kt_b", *(["kt_c"] if store_c else []), "kt_m", "kt_n", "kt_k", "kt_sab", "kt_sam",
               "kt_sak", "kt_sbb", "kt_sbk", "kt_sbn"]
-        extra = (["fargs"] if self.f64 else []) + ["BLOCK_M: tl.constexpr", "BLOCK_N: tl.constexpr",
-                                                   "BLOCK_K: tl.constexpr", "GROUP_M: tl.constexpr"]
+        extra = ["BLOCK_M: tl.constexpr", "BLOCK_N: tl.constexpr", "BLOCK_K: tl.constexpr", "GROUP_M: tl.constexpr"]
         out = Lines()
         out("@triton.jit")
         out(f"def {name}({', '.join(mm + self.params + extra)}):")
@@ -273,9 +272,6 @@ class MatmulEmitter(_Emitter):
         store_c = tail is None or output_needed(self.kernel, c, tail)
         args = [py_name(a.name), py_name(b.name), *([py_name(c.name)] if store_c else []), "mm_m", "mm_n", "mm_k",
                 sab, sam, sak, sbb, sbk, sbn, *self.launch_args]
-        if self.f64:
-            lines.append(f"    {fargs_line(self.f64)}")
-            args.append("fargs")
         lines.append(f"    {ext.name}[grid]({', '.join(args)}, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=group_m,")
         lines.append("        num_warps=warps, num_stages=stages)")
         return lines

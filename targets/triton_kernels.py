@@ -58,7 +58,6 @@ class Launch:
 
     kernel: str
     args: list[str]  # host expressions, in the kernel's parameter order (BLOCK excluded)
-    f64: list[str]  # host expressions packed into ``fargs`` (f64 scalars: Triton passes floats as fp32)
     trips: list[tuple[str, ir.Loop]] = field(default_factory=list)  # (name, loop) of a nest
     partials: list[ir.Reduction] = field(default_factory=list)
     outs: list[tuple[str, ir.DType]] = field(default_factory=list)  # serial scalars copied back
@@ -68,13 +67,6 @@ class Launch:
     tile: tuple[tuple[str, str, str], int, int] | None = None
     tiles: int = 1  # BLOCK-wide tiles one program of a reduction sums (TILES)
     written: int = 0  # arrays the nest stores to
-
-
-def fargs_line(values: list[str]) -> str:
-    """The launcher line packing f64 scalars into ``fargs`` (Triton passes Python floats as
-    fp32): built on the host and copied without waiting for the stream (a blocking copy
-    would stop the launcher until the work already queued on the GPU has finished)."""
-    return f"fargs = torch.tensor([{', '.join(values)}], dtype=torch.float64).to(dev, non_blocking=True)"
 
 
 REDUCE_TILES = 8
@@ -102,7 +94,6 @@ class _Emitter:
         self.dev = DeviceExpr(kernel)
         self.params: list[str] = []
         self.launch_args: list[str] = []
-        self.f64: list[str] = []
         self.prologue: list[str] = []
         self.counter = 0
 
@@ -126,9 +117,9 @@ class _Emitter:
             if isinstance(decl, ir.Array):
                 raise UnsupportedExpr(decl, f"array {name} passed as a scalar")
             var, dt = py_name(name), decl.dtype
-            if dt is ir.DType.F64:
-                self.prologue.append(f"{var} = tl.load(fargs + {len(self.f64)})")
-                self.f64.append(var)
+            if dt is ir.DType.F64:  # annotated: Triton passes a plain Python float as fp32
+                self.params.append(f"{var}: tl.float64")
+                self.launch_args.append(f"float({var})")
                 continue
             self.params.append(var)
             if dt is ir.DType.CHAR:
@@ -212,8 +203,6 @@ class NestEmitter(_Emitter):
         split = (f"{py_name(self.split.loop.var)}_trip", self.split.loop) if self.split else None
         if split:
             extra.append(split[0])
-        if self.f64:
-            extra.append("fargs")
         if split:
             extra.append("CHUNK")
         extra.append("BLOCK: tl.constexpr")
@@ -222,7 +211,7 @@ class NestEmitter(_Emitter):
             extra += ["ROWS: tl.constexpr", "PLANES: tl.constexpr"]
             names = tuple(trips[k][0] for k in order)
             text = self.emit_planes(order, trips, extra)
-            launch = Launch(nest.name, self.launch_args + [t for t, _ in trips], self.f64, trips,
+            launch = Launch(nest.name, self.launch_args + [t for t, _ in trips], trips,
                             tile=(names, *self.tile))  # type: ignore[arg-type]
             return text, launch
         # a reduction's program sums TILES blocks before it writes its partial (one partial per
@@ -249,7 +238,7 @@ class NestEmitter(_Emitter):
                 self.dev.helpers.add("_kt_mul")
             body(f"tl.store({py_name(r.var)}_part + pid, {REDUCE[r.op].format(v=py_name(r.var))})")
         _drop_unused_zero_lanes(body)
-        launch = Launch(nest.name, self.launch_args + [t for t, _ in trips], self.f64, trips,
+        launch = Launch(nest.name, self.launch_args + [t for t, _ in trips], trips,
                         list(nest.reductions), split=split, tiles=tiles,
                         written=len(arrays_written(nest.body)))
         return self.head(extra).text() + body.text(), launch
@@ -509,7 +498,7 @@ class SerialEmitter(_Emitter):
             if dt is ir.DType.CHAR:
                 raise UnsupportedExpr(self.decl(name), f"character scalar {name} written on the device")
             outs.append((name, dt))
-        extra = (["fargs"] if self.f64 else []) + [f"{py_name(n)}_out" for n, _ in outs]
+        extra = [f"{py_name(n)}_out" for n, _ in outs]
         body = Lines()
         body.level = 1
         self.out = body
@@ -534,7 +523,7 @@ class SerialEmitter(_Emitter):
         head(f'"""Serial device code at {origin}: one program runs it in order."""')
         for p in self.prologue:
             head(p)
-        launch = Launch(seg.name, self.launch_args, self.f64, outs=outs, nest=False)
+        launch = Launch(seg.name, self.launch_args, outs=outs, nest=False)
         return head.text() + body.text(), launch
 
     def stmt(self, s: ir.Stmt) -> None:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from targets.rows import ArgUpdate, arg_update, loop_chain, reduction, row_nest
 from targets.triton_expr import DeviceExpr, HostExpr, UnsupportedExpr, dev_dtype, fold, literal, py_name
-from targets.triton_kernels import IDENTITY, Lines, _Emitter, fargs_line
+from targets.triton_kernels import IDENTITY, Lines, _Emitter
 from translate import ir
 from translate.schedule import DeviceNest, scalar_reads
 
@@ -63,8 +63,7 @@ class RowEmitter(_Emitter):
         self.add_arrays(nest.arrays)
         self.add_scalars(nest.scalars_in)
         trips = [(f"{py_name(lp.var)}_trip", lp) for lp in nest.loops]
-        extra = [t for t, _ in trips] + (["fargs"] if self.f64 else []) + ["BLOCK_N: tl.constexpr",
-                                                                          "ONE_CHUNK: tl.constexpr"]
+        extra = [t for t, _ in trips] + ["BLOCK_N: tl.constexpr", "ONE_CHUNK: tl.constexpr"]
         body = Lines()
         body.level = 1
         self.out = body
@@ -290,9 +289,6 @@ class RowEmitter(_Emitter):
             f"    row_block = min(triton.next_power_of_2({extent}), 4096)",
             "    warps = 4 if row_block <= 1024 else (8 if row_block <= 2048 else 16)",
         ]
-        if self.f64:
-            lines.append(f"    {fargs_line(self.f64)}")
-            args.append("fargs")
         lines.append(f"    {nest.name}[({rows},)]({', '.join(args)}, BLOCK_N=row_block,")
         lines.append(f"        ONE_CHUNK={extent} <= row_block, num_warps=warps)")
         return lines

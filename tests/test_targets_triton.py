@@ -147,6 +147,8 @@ def test_daxpy_strides_and_quick_return(tmp_path: Path, incx: int, incy: int) ->
     assert "def daxpy(n: int, da: float, dx: torch.Tensor, incx: int, dy: torch.Tensor, incy: int, *, " \
            "block: int = 256) -> dict[str, object]:" in src
     assert "@triton.jit" in src and "def daxpy_loop1(" in src and "def daxpy_loop2(" in src
+    # fp64 scalars are annotated parameters (a plain Python float would arrive as fp32): no device copy
+    assert "da: tl.float64" in src and "float(da)" in src and "torch.tensor(" not in src
     r = rng(1)
     for n in (1000, 37):
         x = r.standard_normal(1 + (n - 1) * abs(incx))
