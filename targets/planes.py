@@ -12,10 +12,10 @@ point reached 42% (CUDA) and 56% (Triton) of the copy bandwidth, plane walking 7
 probe (``2026-12-03-h200-plane-probe-5.txt``) put CUDA at 77% with runs of 4 planes and the
 thread's indices taken straight from the grid (69% inside grid-stride loops).
 
-For CUDA, reads of one read-only array at the same in-plane position and planes ``k+c``
-for several constants ``c`` (``u(i,j,k-1)``, ``u(i,j,k)``, ``u(i,j,k+1)``) form a
-register queue (:func:`queues`): each iteration loads only the newest plane's value and
-the others move down one slot.
+Reads of one read-only array at the same in-plane position and planes ``k+c`` for several
+constants ``c`` (``u(i,j,k-1)``, ``u(i,j,k)``, ``u(i,j,k+1)``) form a register queue
+(:func:`queues`): each iteration loads only the newest plane's value and the others move
+down one slot (CUDA 2-D row walks and Triton plane walks by default, ``Schedule.queues``).
 """
 
 from __future__ import annotations

@@ -289,8 +289,8 @@ class _ModuleWriter:
                 split = split_nest(seg, self.kernel, self.schedule) if isinstance(seg, DeviceNest) else None
                 walk = plane_walk(seg, self.kernel, self.schedule, "triton") \
                     if isinstance(seg, DeviceNest) and split is None else None
-                emitter = NestEmitter(self.kernel, seg, split, walk) if isinstance(seg, DeviceNest) else \
-                    SerialEmitter(self.kernel, seg)
+                emitter = NestEmitter(self.kernel, seg, split, walk, self.schedule.queues >= 0) \
+                    if isinstance(seg, DeviceNest) else SerialEmitter(self.kernel, seg)
                 text, launch = emitter.emit()
                 self.device_helpers |= emitter.dev.helpers
                 self.add_kernel(text, launch)

@@ -341,6 +341,38 @@ def test_collapsed_3d_mixed_layouts(tmp_path: Path, march: int) -> None:
     np.testing.assert_allclose(got, want, rtol=1e-15, atol=1e-15)  # the GPU contracts a*x+b into an FMA
 
 
+@pytest.mark.parametrize("queued", [True, False])
+def test_3d_stencil_walk_with_and_without_its_plane_queue(tmp_path: Path, queued: bool) -> None:
+    """A 7-point stencil walked by planes: u's centre column at k-1, k, k+1 from a register queue
+    (one new load per plane; ``Schedule.queues`` -1: every plane loaded); runs of 3 planes over 7
+    and 8 planes (the last run cut short), interpreter numbers against numpy."""
+    n1, n2, n3, i, j, k = v("n1"), v("n2"), v("n3"), v("i"), v("j"), v("k")
+    u = lambda di, dj, dk: ld("u", b("add", i, c(di)), b("add", j, c(dj)), b("add", k, c(dk)))  # noqa: E731
+    around = b("add", b("add", b("add", u(0, 1, 1), u(2, 1, 1)), b("add", u(1, 0, 1), u(1, 2, 1))),
+               b("add", u(1, 1, 0), u(1, 1, 2)))
+    body = (loop("k", 0, n3, (loop("j", 0, n2, (loop("i", 0, n1, (ir.Assign(
+        ld("w", i, j, k), b("sub", around, b("mul", c(6.0), u(1, 1, 1)))),),),),),),),)
+    two = lambda x: b("add", x, c(2))  # noqa: E731
+    params = (sc("n1"), sc("n2"), sc("n3"), arr("u", two(n1), two(n2), two(n3)),
+              arr("w", n1, n2, n3, intent=Intent.OUT))
+    sch = Schedule(march=3, queues=0 if queued else -1)
+    mod, src = load_module(kern("lap7", params, body), tmp_path, sch)
+    assert ("kt_u_km0" not in src) and (("kt_u_k0, kt_u_kp1 = kt_u_kp1, kt_u_kp2" in src) == queued)
+    walk = src[src.index("for run in range(PLANES):"):src.index("def lap7(")]
+    assert walk.count("tl.load(u + ") == (5 if queued else 7)  # the queue: one of the three centre loads
+    if queued:
+        assert "live = mask & (zero_lanes + first < k_trip)" in src and "mask=live" in src
+    r = rng(8)
+    for a1, a2, a3 in ((5, 4, 7), (9, 3, 8)):
+        U = r.standard_normal((a1 + 2, a2 + 2, a3 + 2))
+        tw = nan_like(a1 * a2 * a3)
+        mod.lap7(a1, a2, a3, t(U.ravel(order="F")), tw, block=16)
+        want = (U[:-2, 1:-1, 1:-1] + U[2:, 1:-1, 1:-1] + U[1:-1, :-2, 1:-1] + U[1:-1, 2:, 1:-1]
+                + U[1:-1, 1:-1, :-2] + U[1:-1, 1:-1, 2:] - 6.0 * U[1:-1, 1:-1, 1:-1])
+        got = tw.cpu().numpy().reshape((a1, a2, a3), order="F")
+        np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-13)
+
+
 def test_serial_recurrence_and_negative_step(tmp_path: Path) -> None:
     n, i, s = v("n"), v("i"), v("s", F64)
     fwd = loop("i", 1, n, (

@@ -166,7 +166,8 @@ def variants(target: str, current: Schedule, budget: int | None = None, kernel: 
         out.append(replace(current, grid_stride=not current.grid_stride))
         out.append(replace(current, vectors=not current.vectors))  # 1-D fp64 nests: double2 pairs or not
         out.append(replace(current, row_pairs=not current.row_pairs))  # 2-D nests: two rows per thread
-        out += [replace(current, queues=q) for q in (1, -1) if q != current.queues]  # walks: queues or loads
+    if target in ("cuda", "triton"):  # walks: register queues or loads
+        out += [replace(current, queues=q) for q in (1, -1) if q != current.queues]
     if target in ("cuda", "kokkos"):  # 2-D and 3-D nests: CUDA thread blocks, Kokkos MDRange tiles of 32x8, 64x4
         out += [replace(current, block_rows=r) for r in (8, 4) if r != current.block_rows]
     out += [replace(current, level=lv, block=b) for lv in LEVELS.get(target, (0,)) for b in BLOCKS.get(target, (256,))]

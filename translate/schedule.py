@@ -94,10 +94,11 @@ class Schedule:
     # outer loop per thread, the loads of both first (targets.cuda_points.paired_rows). H200, region
     # table: rank1_concurrent 0.740 -> 0.623 ms, ideal_gas_like 0.754 -> 0.703 ms
     row_pairs: bool = True
-    # CUDA: reads of neighbouring planes (rows) of a read-only array in a walked nest kept in a
-    # register queue (targets.planes.queues): 1 in every walk, -1 in none, 0 the default: 2-D row
-    # walks keep one, 3-D plane walks load every plane (H200, queue against loads: jacobi2d 0.551
-    # against 0.574 ms, lap3d 0.839 against 0.875, jacobi3d 0.755 against 0.636)
+    # reads of neighbouring planes (rows) of a read-only array in a walked nest kept in a register
+    # queue (targets.planes.queues): 1 in every walk, -1 in none, 0 the default: CUDA 2-D row walks
+    # keep one, CUDA 3-D plane walks load every plane (H200, queue against loads: jacobi2d 0.551
+    # against 0.574 ms, lap3d 0.839 against 0.875, jacobi3d 0.755 against 0.636); Triton plane
+    # walks keep one (jacobi3d 0.652 against 0.691 ms)
     queues: int = 0
     # CUDA: a 1-D nest at two iterations per thread whose arrays (fp64) are each read and written at
     # one subscript runs the two as one 16-byte access per array (targets.cuda_points.vector_pairs)
