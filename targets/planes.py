@@ -15,7 +15,7 @@ thread's indices taken straight from the grid (69% inside grid-stride loops).
 Reads of one read-only array at the same in-plane position and planes ``k+c`` for several
 constants ``c`` (``u(i,j,k-1)``, ``u(i,j,k)``, ``u(i,j,k+1)``) form a register queue
 (:func:`queues`): each iteration loads only the newest plane's value and the others move
-down one slot (CUDA 2-D row walks and Triton plane walks by default, ``Schedule.queues``).
+down one slot (CUDA 2-D row walks by default; elsewhere where ``Schedule.queues`` asks).
 """
 
 from __future__ import annotations

@@ -306,8 +306,9 @@ class NestEmitter(_Emitter):
         qs = queues(self.nest, lp_s.var) if self.queues else []
         regs: dict[ir.Load, ir.Expr] = {}
         if qs:
-            # one new load per plane, the others carried from the previous planes (H200, jacobi3d:
-            # 0.691 ms loading every plane, 0.652 with the queue; docs/measurements)
+            # one new load per plane, the others carried from the previous planes: on the H200 the
+            # region table's jacobi3d ran 0.619 ms with the queue against 0.697 loading every plane,
+            # lap3d 0.985 against 0.852, so the queue is a search variant (Schedule.queues 1)
             body(f"# register queue along {lp_s.var}: the run's first planes loaded before the walk")
             body(f"live = mask & (zero_lanes + first < {slow})")
             body(self.index_line(lp_s, "first"))

@@ -98,7 +98,8 @@ class Schedule:
     # queue (targets.planes.queues): 1 in every walk, -1 in none, 0 the default: CUDA 2-D row walks
     # keep one, CUDA 3-D plane walks load every plane (H200, queue against loads: jacobi2d 0.551
     # against 0.574 ms, lap3d 0.839 against 0.875, jacobi3d 0.755 against 0.636); Triton plane
-    # walks keep one (jacobi3d 0.652 against 0.691 ms)
+    # walks load every plane (queue against loads: jacobi3d 0.619 against 0.697 ms, lap3d 0.985
+    # against 0.852)
     queues: int = 0
     # CUDA: a 1-D nest at two iterations per thread whose arrays (fp64) are each read and written at
     # one subscript runs the two as one 16-byte access per array (targets.cuda_points.vector_pairs)
