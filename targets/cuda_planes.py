@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from targets.base import CodeBuffer
-from targets.planes import plane_loop, queues
+from targets.planes import plane_loop, queued, queues
 from translate import ir
 from translate.schedule import DeviceNest
 
@@ -47,8 +47,7 @@ def walk_planes(r: CudaRenderer, buf: CodeBuffer, seg: DeviceNest, order: list[i
     buf.line(f"if ({' || '.join(outside)}) return;")
     buf.line(f"// a run of {planes} {what} per thread: neighbouring {what} stay in registers or L1")
     buf.line(f"const int run_end = {trip} - run * {planes} < {planes} ? {trip} : (run + 1) * {planes};")
-    wanted = r.schedule.queues > 0 or (r.schedule.queues == 0 and len(order) == 2)
-    qs = queues(seg, plane.var) if wanted else []
+    qs = queues(seg, plane.var) if queued(r.schedule, seg) else []
     regs: dict[ir.Load, ir.Expr] = {}
     if qs:
         buf.line(f"// register queue along {plane.var}: one new load per plane, the others move down")

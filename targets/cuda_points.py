@@ -226,8 +226,7 @@ def paired_points(r: CudaRenderer, buf: CodeBuffer, seg: DeviceNest, k_names: Ma
         regs: list[dict[ir.Load, ir.Var]] = [{}, {}]
         # two or more arrays stored: every load in the order of the stores (read-only arrays first)
         ordered = len(stored) > 1
-        order = sorted(accesses, key=lambda a: (a in stored, stored.index(a) if a in stored else 0)) if ordered \
-            else list(accesses)
+        order = [a for a in accesses if a not in stored] + stored if ordered else list(accesses)
         for a in order:
             x = accesses[a]
             load = (f"{r.use('kt_load2_ordered')}({ptr[a]})" if ordered

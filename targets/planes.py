@@ -56,6 +56,12 @@ def plane_walk(seg: DeviceNest, kernel: ir.Kernel, schedule: Schedule, target: s
     return (schedule.block_rows or rows, schedule.march or planes)
 
 
+def queued(schedule: Schedule, seg: DeviceNest) -> bool:
+    """Whether a walk of ``seg`` keeps register queues (``Schedule.queues``): any positive
+    value in every walk, any negative in none, 0 in walks of rows (2-D nests) only."""
+    return schedule.queues > 0 or (schedule.queues == 0 and len(seg.loops) == 2)
+
+
 def plane_loop(seg: DeviceNest, kernel: ir.Kernel) -> ir.Loop:
     """The loop a thread or program walks: the slowest in memory."""
     return seg.loops[fastest_first(seg, kernel)[-1]]

@@ -13,7 +13,7 @@ the host with the variable's previous value."""
 from __future__ import annotations
 
 from targets.base import Capabilities, Rendered, Renderer, register
-from targets.planes import plane_walk
+from targets.planes import plane_walk, queued
 from targets.splits import FILL_THREADS, MIN_CHUNK, split_nest
 from targets.triton_expr import TORCH_DTYPE, HostExpr, UnsupportedExpr, py_name
 from targets.triton_extern import (
@@ -289,7 +289,7 @@ class _ModuleWriter:
                 split = split_nest(seg, self.kernel, self.schedule) if isinstance(seg, DeviceNest) else None
                 walk = plane_walk(seg, self.kernel, self.schedule, "triton") \
                     if isinstance(seg, DeviceNest) and split is None else None
-                emitter = NestEmitter(self.kernel, seg, split, walk, self.schedule.queues > 0) \
+                emitter = NestEmitter(self.kernel, seg, split, walk, queued(self.schedule, seg)) \
                     if isinstance(seg, DeviceNest) else SerialEmitter(self.kernel, seg)
                 text, launch = emitter.emit()
                 self.device_helpers |= emitter.dev.helpers

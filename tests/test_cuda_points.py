@@ -4,7 +4,6 @@ with the loads each iteration makes before it writes issued first."""
 from __future__ import annotations
 
 import ctypes
-import shutil
 from pathlib import Path
 
 import numpy as np
@@ -13,7 +12,7 @@ import pytest
 from targets.base import get_renderer
 from targets.cuda_points import hoisted_loads, with_registers
 from tests import kt_hand_kernels as hk
-from tests.gpu import cuda_library, has_gpu
+from tests.gpu import gpu_function
 from translate import ir
 from translate.schedule import DeviceNest, Schedule
 
@@ -136,12 +135,7 @@ def test_double2_pairs_on_gpu(tmp_path: Path) -> None:
     """Every alignment case on the GPU: pairs from the first iteration, pairs after a first
     iteration run alone (start 8 bytes past 16), arrays of different alignment (one at a time),
     odd and even trip counts; elements outside the loop untouched."""
-    if shutil.which("nvcc") is None:
-        pytest.skip("nvcc not found")
-    lib_path = cuda_library(get_renderer("cuda").render(_shifted()), tmp_path)
-    if not has_gpu():
-        pytest.skip("no CUDA GPU")
-    f = ctypes.CDLL(str(lib_path)).kt_shifted
+    f = gpu_function(get_renderer("cuda").render(_shifted()), tmp_path, "kt_shifted")
     i32, f64 = ctypes.c_int, ctypes.c_double
     f.argtypes = [i32, i32, i32, f64, ctypes.c_void_p, ctypes.c_void_p]
     rng = np.random.default_rng(11)
@@ -187,12 +181,7 @@ def test_pairs_storing_two_arrays_load_them_in_store_order() -> None:
 def test_ordered_pairs_swap_on_gpu(tmp_path: Path) -> None:
     """The swap through ordered double2 loads: pairs from the first iteration or after one run
     alone, odd and even trip counts, the elements before the loop untouched."""
-    if shutil.which("nvcc") is None:
-        pytest.skip("nvcc not found")
-    lib_path = cuda_library(get_renderer("cuda").render(_swap()), tmp_path)
-    if not has_gpu():
-        pytest.skip("no CUDA GPU")
-    f = ctypes.CDLL(str(lib_path)).kt_swapr
+    f = gpu_function(get_renderer("cuda").render(_swap()), tmp_path, "kt_swapr")
     f.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p]
     rng = np.random.default_rng(12)
     for n in (1000, 1001, 2, 1):
@@ -238,12 +227,7 @@ def test_2d_nests_run_two_neighbouring_rows_per_thread() -> None:
 @pytest.mark.gpu
 def test_row_pairs_on_gpu(tmp_path: Path) -> None:
     """Odd and even row counts (the last row alone), a first row past 1, one row, on the GPU."""
-    if shutil.which("nvcc") is None:
-        pytest.skip("nvcc not found")
-    lib_path = cuda_library(get_renderer("cuda", PAIRS).render(_rank1(), PAIRS), tmp_path)
-    if not has_gpu():
-        pytest.skip("no CUDA GPU")
-    f = ctypes.CDLL(str(lib_path)).kt_rank1
+    f = gpu_function(get_renderer("cuda", PAIRS).render(_rank1(), PAIRS), tmp_path, "kt_rank1")
     i32, f64 = ctypes.c_int, ctypes.c_double
     f.argtypes = [i32, i32, i32, f64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
     rng = np.random.default_rng(12)

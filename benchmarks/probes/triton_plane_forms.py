@@ -48,8 +48,9 @@ def planes(src: str, n: int) -> str:
 
 
 @triton.jit
-def _tile(nx, ny, k_trip, j_trip, i_trip, BLOCK: tl.constexpr, ROWS: tl.constexpr, PLANES: tl.constexpr):
-    """The program's lanes: u's centre pointer offset and the output offset at its first plane."""
+def _walk_start(u, nx, ny, k_trip, j_trip, i_trip, BLOCK: tl.constexpr, ROWS: tl.constexpr, PLANES: tl.constexpr):
+    """The program's lanes at its first plane: u's centre pointers, the output offsets, the
+    first plane, the tile's mask, and the queue's two planes below and at the centre."""
     pid = tl.program_id(0).to(tl.int64)
     lane = tl.arange(0, BLOCK)
     width = BLOCK // ROWS
@@ -59,8 +60,11 @@ def _tile(nx, ny, k_trip, j_trip, i_trip, BLOCK: tl.constexpr, ROWS: tl.constexp
     j = (pid // across % down) * ROWS + lane // width
     first = pid // across // down * PLANES
     mask = (i < i_trip) & (j < j_trip)
-    centre = (i + 1) + (nx + 2) * ((j + 1) + (ny + 2) * (first + 1))
-    return centre, i + nx * (j + ny * first), first, mask
+    c = u + (i + 1) + (nx + 2) * ((j + 1) + (ny + 2) * (first + 1))
+    live = mask & (tl.zeros([BLOCK], tl.int64) + first < k_trip)
+    below = tl.load(c - (nx + 2) * (ny + 2), mask=live, other=0.0)
+    mid = tl.load(c, mask=live, other=0.0)
+    return c, i + nx * (j + ny * first), first, mask, below, mid
 
 
 @triton.jit
@@ -78,13 +82,9 @@ def jacobi3d_queue(f, u, unew, nx, ny, h: tl.float64, diag: tl.float64, k_trip, 
                    BLOCK: tl.constexpr, ROWS: tl.constexpr, PLANES: tl.constexpr):
     nx = tl.cast(nx, tl.int64)
     ny = tl.cast(ny, tl.int64)
-    centre, o, first, mask = _tile(nx, ny, k_trip, j_trip, i_trip, BLOCK, ROWS, PLANES)
+    c, o, first, mask, below, mid = _walk_start(u, nx, ny, k_trip, j_trip, i_trip, BLOCK, ROWS, PLANES)
     zero_lanes = tl.zeros([BLOCK], tl.int64)
     plane = (nx + 2) * (ny + 2)
-    c = u + centre
-    live = mask & (zero_lanes + first < k_trip)
-    below = tl.load(c - plane, mask=live, other=0.0)
-    mid = tl.load(c, mask=live, other=0.0)
     for run in range(PLANES):
         in_plane = mask & (zero_lanes + first + run < k_trip)
         above = tl.load(c + plane, mask=in_plane, other=0.0)
@@ -102,13 +102,9 @@ def lap3d_queue(u, lu, nx, ny, r: tl.float64, k_trip, j_trip, i_trip,
                 BLOCK: tl.constexpr, ROWS: tl.constexpr, PLANES: tl.constexpr):
     nx = tl.cast(nx, tl.int64)
     ny = tl.cast(ny, tl.int64)
-    centre, o, first, mask = _tile(nx, ny, k_trip, j_trip, i_trip, BLOCK, ROWS, PLANES)
+    c, o, first, mask, below, mid = _walk_start(u, nx, ny, k_trip, j_trip, i_trip, BLOCK, ROWS, PLANES)
     zero_lanes = tl.zeros([BLOCK], tl.int64)
     plane = (nx + 2) * (ny + 2)
-    c = u + centre
-    live = mask & (zero_lanes + first < k_trip)
-    below = tl.load(c - plane, mask=live, other=0.0)
-    mid = tl.load(c, mask=live, other=0.0)
     for run in range(PLANES):
         in_plane = mask & (zero_lanes + first + run < k_trip)
         above = tl.load(c + plane, mask=in_plane, other=0.0)
