@@ -47,7 +47,7 @@ def walk_planes(r: CudaRenderer, buf: CodeBuffer, seg: DeviceNest, order: list[i
     buf.line(f"if ({' || '.join(outside)}) return;")
     buf.line(f"// a run of {planes} {what} per thread: neighbouring {what} stay in registers or L1")
     buf.line(f"const int run_end = {trip} - run * {planes} < {planes} ? {trip} : (run + 1) * {planes};")
-    qs = queues(seg, plane.var) if queued(r.schedule, seg) else []
+    qs = queues(seg, plane.var) if queued(r.schedule, seg, "cuda") else []
     regs: dict[ir.Load, ir.Expr] = {}
     if qs:
         buf.line(f"// register queue along {plane.var}: one new load per plane, the others move down")

@@ -15,7 +15,8 @@ thread's indices taken straight from the grid (69% inside grid-stride loops).
 Reads of one read-only array at the same in-plane position and planes ``k+c`` for several
 constants ``c`` (``u(i,j,k-1)``, ``u(i,j,k)``, ``u(i,j,k+1)``) form a register queue
 (:func:`queues`): each iteration loads only the newest plane's value and the others move
-down one slot (CUDA 2-D row walks by default; elsewhere where ``Schedule.queues`` asks).
+down one slot (by default in CUDA 2-D row walks and Triton plane walks, the latter then in runs
+of ``QUEUED_PLANES``; CUDA plane walks where ``Schedule.queues`` asks).
 """
 
 from __future__ import annotations
@@ -31,6 +32,10 @@ from translate.simplify import simplify
 # best or near it on the H200 for the examples' 3-D stencils (the search tries others); CUDA
 # lap3d without grid-stride loops, runs of 8 planes 0.942 ms, of 4 0.923 ms (probe 5)
 DEFAULT_TILE = {"cuda": (4, 4), "triton": (2, 8)}
+# planes per run of a Triton 3-D walk that keeps a register queue: on the H200 (eighth session,
+# side by side) jacobi3d 0.697 ms loading every plane in runs of 8, 0.618 with the queue in runs
+# of 8, 0.637 in runs of 4; lap3d 0.851, 0.985 and 0.848
+QUEUED_PLANES = 4
 # rows each CUDA thread walks in a 2-D nest with a register queue (a 2-D stencil): on the H200
 # jacobi2d 0.643 -> 0.557 ms, heat2d_step 0.647 -> 0.564 ms against a point per thread; 2-D nests
 # without a queue got slower (rank1 0.759 -> 1.046 ms, ideal_gas 0.754 -> 0.831 ms) and keep a point
@@ -53,13 +58,19 @@ def plane_walk(seg: DeviceNest, kernel: ir.Kernel, schedule: Schedule, target: s
     if len(seg.loops) != 3:
         return None
     rows, planes = DEFAULT_TILE[target]
+    if target == "triton" and queued(schedule, seg, target) and queues(seg, plane_loop(seg, kernel).var):
+        planes = QUEUED_PLANES
     return (schedule.block_rows or rows, schedule.march or planes)
 
 
-def queued(schedule: Schedule, seg: DeviceNest) -> bool:
+def queued(schedule: Schedule, seg: DeviceNest, target: str) -> bool:
     """Whether a walk of ``seg`` keeps register queues (``Schedule.queues``): any positive
-    value in every walk, any negative in none, 0 in walks of rows (2-D nests) only."""
-    return schedule.queues > 0 or (schedule.queues == 0 and len(seg.loops) == 2)
+    value in every walk, any negative in none; 0 in CUDA walks of rows (2-D nests) and in
+    every Triton walk, not in CUDA plane walks (there a queue made jacobi3d slower on the H200:
+    0.755 ms against 0.636 loading every plane)."""
+    if schedule.queues:
+        return schedule.queues > 0
+    return target == "triton" or len(seg.loops) == 2
 
 
 def plane_loop(seg: DeviceNest, kernel: ir.Kernel) -> ir.Loop:

@@ -289,7 +289,7 @@ class _ModuleWriter:
                 split = split_nest(seg, self.kernel, self.schedule) if isinstance(seg, DeviceNest) else None
                 walk = plane_walk(seg, self.kernel, self.schedule, "triton") \
                     if isinstance(seg, DeviceNest) and split is None else None
-                emitter = NestEmitter(self.kernel, seg, split, walk, queued(self.schedule, seg)) \
+                emitter = NestEmitter(self.kernel, seg, split, walk, queued(self.schedule, seg, "triton")) \
                     if isinstance(seg, DeviceNest) else SerialEmitter(self.kernel, seg)
                 text, launch = emitter.emit()
                 self.device_helpers |= emitter.dev.helpers

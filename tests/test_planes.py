@@ -27,7 +27,12 @@ def test_which_nests_walk_planes() -> None:
     lap = hk.lap3d()
     seg = nest(lap)
     assert plane_walk(seg, lap, Schedule(), "cuda") == (4, 4)
-    assert plane_walk(seg, lap, Schedule(), "triton") == (2, 8)
+    assert plane_walk(seg, lap, Schedule(), "triton") == (2, 4)  # its queue: runs of 4 planes
+    assert plane_walk(seg, lap, Schedule(queues=-1), "triton") == (2, 8)  # every plane loaded: runs of 8
+    assert plane_walk(seg, lap, Schedule(march=8), "triton") == (2, 8)
+    i, j, k = hk.v("i"), hk.v("j"), hk.v("k")
+    copy3 = with_body(seg, hk.asg(hk.ld("lu", i, j, k), hk.ld("u", i, j, k)))
+    assert plane_walk(copy3, lap, Schedule(), "triton") == (2, 8)  # no queue: runs of 8 planes
     assert plane_walk(seg, lap, Schedule(block_rows=8, march=3), "cuda") == (8, 3)
     assert plane_walk(seg, lap, Schedule(march=1), "cuda") is None  # a point per thread
     assert plane_walk(seg, lap, Schedule(), "kokkos") is None

@@ -344,7 +344,7 @@ def test_collapsed_3d_mixed_layouts(tmp_path: Path, march: int) -> None:
 @pytest.mark.parametrize("queued", [True, False])
 def test_3d_stencil_walk_with_and_without_its_plane_queue(tmp_path: Path, queued: bool) -> None:
     """A 7-point stencil walked by planes: u's centre column at k-1, k, k+1 from a register queue
-    (``Schedule.queues`` 1: one new load per plane; by default every plane loaded); runs of 3 planes over 7
+    (one new load per plane, the default; ``Schedule.queues`` -1 loads every plane); runs of 3 planes over 7
     and 8 planes (the last run cut short), interpreter numbers against numpy."""
     n1, n2, n3, i, j, k = v("n1"), v("n2"), v("n3"), v("i"), v("j"), v("k")
     u = lambda di, dj, dk: ld("u", b("add", i, c(di)), b("add", j, c(dj)), b("add", k, c(dk)))  # noqa: E731
@@ -355,7 +355,7 @@ def test_3d_stencil_walk_with_and_without_its_plane_queue(tmp_path: Path, queued
     two = lambda x: b("add", x, c(2))  # noqa: E731
     params = (sc("n1"), sc("n2"), sc("n3"), arr("u", two(n1), two(n2), two(n3)),
               arr("w", n1, n2, n3, intent=Intent.OUT))
-    sch = Schedule(march=3, queues=1 if queued else 0)
+    sch = Schedule(march=3, queues=1 if queued else -1)
     mod, src = load_module(kern("lap7", params, body), tmp_path, sch)
     assert ("kt_u_km0" not in src) and (("kt_u_k0, kt_u_kp1 = kt_u_kp1, kt_u_kp2" in src) == queued)
     walk = src[src.index("for run in range(PLANES):"):src.index("def lap7(")]

@@ -40,7 +40,7 @@ LEVELS = {"cuda": (0, 1), "triton": (0, 1), "kokkos": (0, 1, 2)}
 # (block rows, planes) tried for 3-D nests walked by planes (targets.planes); (0, 1): a point per thread.
 # CUDA 2-D nests: runs of 8 (a stencil's default), 4 or 16 rows per thread, or a point; CUDA 1-D
 # nests: 1, 8, 4 or 16 iterations per thread (targets.cuda_points)
-PLANES = {"cuda": ((0, 1), (0, 8), (8, 4), (2, 16)), "triton": ((0, 1), (4, 4), (4, 8), (8, 4))}
+PLANES = {"cuda": ((0, 1), (0, 8), (8, 4), (2, 16)), "triton": ((0, 1), (0, 8), (4, 4), (4, 8), (8, 4))}
 
 
 @dataclass(frozen=True)

@@ -98,8 +98,9 @@ class Schedule:
     # queue (targets.planes.queues): 1 in every walk, -1 in none, 0 the default: CUDA 2-D row walks
     # keep one, CUDA 3-D plane walks load every plane (H200, queue against loads: jacobi2d 0.551
     # against 0.574 ms, lap3d 0.839 against 0.875, jacobi3d 0.755 against 0.636); Triton plane
-    # walks load every plane (queue against loads: jacobi3d 0.619 against 0.697 ms, lap3d 0.985
-    # against 0.852)
+    # walks keep one, in runs of 4 planes unless `march` says otherwise (against loads in runs of
+    # 8: jacobi3d 0.637 against 0.697 ms, lap3d 0.848 against 0.851; the queue in runs of 8 made
+    # lap3d 0.985)
     queues: int = 0
     # CUDA: a 1-D nest at two iterations per thread whose arrays (fp64) are each read and written at
     # one subscript runs the two as one 16-byte access per array (targets.cuda_points.vector_pairs)
