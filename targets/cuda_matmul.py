@@ -282,8 +282,11 @@ kt_matmul_dmma(const double* __restrict__ a, const double* __restrict__ b, doubl
 
 // fp64 on tensor cores through mma.sync: a BM x BN tile per block, WM x WN per warp, K in BK slabs held in a
 // STAGES-deep ring of dynamic shared memory that cp.async fills STAGES - 1 slabs ahead of the multiply.
-// Shared tiles: A column-major as[kk * (BM + 4) + i], B as bs[j * (BK + 4) + kk]: the fragment reads (lane
-// 4 g + t reads row g, column t of an 8 x 4 block) hit 16 distinct banks per half-warp.
+// Shared tiles: A column-major as[kk * (BM + 1) + i], B as bs[j * (BK + 2) + kk]. The k of one instruction
+// is permuted (a product's sum over k is the same in any order): lane 4 g + t holds the instruction's k
+// t + 4 q at slab row (KS / 4) t + q for A and B alike, so its B values are consecutive and load as
+// double2 (KS >= 8). With these strides the A reads of a half-warp, the B double2 reads of a quarter-warp
+// and the cp.async writes of either layout hit distinct banks.
 // KI: the k of the sm_90 instruction m16n8kKI (4, 8 or 16); KI = 0, and every device below sm_90, use m8n8k4.
 template <int BM, int BN, int BK, int WM, int WN, int STAGES, int KI = 16>
 __global__ void __launch_bounds__(32 * (BM / WM) * (BN / WN))
@@ -298,7 +301,8 @@ kt_matmul_dmma_async(const double* __restrict__ a, const double* __restrict__ b,
     constexpr int WARPS_N = BN / WN, THREADS = 32 * (BM / WM) * WARPS_N;
     constexpr int FM = WM / MR, FN = WN / 8;           // instructions per warp tile along m and n
     constexpr int AR = MR * KS / 32, BR = KS / 4;      // A and B registers per instruction
-    constexpr int LDA = BM + 4, LDB = BK + 4;
+    constexpr int LDA = BM + 1, LDB = BK + 2;          // odd A stride; B rows 16-byte aligned
+    constexpr int KQ = KS / 4;                         // slab rows per lane and instruction
     constexpr int STAGE = BK * LDA + BN * LDB;         // doubles per ring slot: the A tile, then the B tile
     constexpr int A_PER = BM * BK / THREADS, B_PER = BK * BN / THREADS;
     static_assert(BM % WM == 0 && BN % WN == 0 && WM % 16 == 0 && WN % 8 == 0, "warp tile");
@@ -368,8 +372,8 @@ kt_matmul_dmma_async(const double* __restrict__ a, const double* __restrict__ b,
         if (next < slabs) load_slab(next % STAGES, next * BK);
         kt_cp_async_commit();
 
-        const double* as = kt_mm_smem + (kt % STAGES) * STAGE + wm * WM + g;
-        const double* bs = kt_mm_smem + (kt % STAGES) * STAGE + BK * LDA + (wn * WN + g) * LDB + t;
+        const double* as = kt_mm_smem + (kt % STAGES) * STAGE + KQ * t * LDA + wm * WM + g;
+        const double* bs = kt_mm_smem + (kt % STAGES) * STAGE + BK * LDA + (wn * WN + g) * LDB + KQ * t;
 #pragma unroll
         for (int kk = 0; kk < BK; kk += KS) {
             double fa[FM][AR], fb[FN][BR];
@@ -379,11 +383,20 @@ kt_matmul_dmma_async(const double* __restrict__ a, const double* __restrict__ b,
                 for (int q = 0; q < KS / 4; ++q)
 #pragma unroll
                     for (int r = 0; r < MR / 8; ++r)
-                        fa[i][r + (MR / 8) * q] = as[(kk + t + 4 * q) * LDA + i * MR + 8 * r];
+                        fa[i][r + (MR / 8) * q] = as[(kk + q) * LDA + i * MR + 8 * r];
 #pragma unroll
-            for (int j = 0; j < FN; ++j)
+            for (int j = 0; j < FN; ++j) {
+                if constexpr (KQ % 2 == 0) {
 #pragma unroll
-                for (int q = 0; q < KS / 4; ++q) fb[j][q] = bs[j * 8 * LDB + kk + 4 * q];
+                    for (int q = 0; q < KQ; q += 2) {
+                        const double2 v = *reinterpret_cast<const double2*>(bs + j * 8 * LDB + kk + q);
+                        fb[j][q] = v.x;
+                        fb[j][q + 1] = v.y;
+                    }
+                } else {
+                    fb[j][0] = bs[j * 8 * LDB + kk];
+                }
+            }
 #pragma unroll
             for (int i = 0; i < FM; ++i)
 #pragma unroll
@@ -415,7 +428,7 @@ kt_matmul_dmma_async(const double* __restrict__ a, const double* __restrict__ b,
 // dynamic shared memory of kt_matmul_dmma_async: STAGES ring slots of the A and B tiles
 template <int BM, int BN, int BK, int STAGES>
 constexpr size_t kt_dmma_async_smem() {
-    return size_t(STAGES) * (BK * (BM + 4) + BN * (BK + 4)) * sizeof(double);
+    return size_t(STAGES) * (BK * (BM + 1) + BN * (BK + 2)) * sizeof(double);
 }
 
 // launches kt_matmul_dmma_async (opting in to its dynamic shared memory first)

@@ -113,6 +113,8 @@ def test_matmul_tail_becomes_the_epilogue() -> None:
         assert 'tl.dot(a_t, b_t, acc, input_precision="ieee")' in r.source
         assert "# epilogue:" in r.source and "kt_acc" in r.source
         assert any("fused into its store" in n for n in r.notes)
+        # fp32 x @ w^T reads w along k: copied into a K x N row-major buffer before the kernel
+        assert ("kt_w_rows.copy_(torch.as_strided(w, " in r.source) == (name == "linear_relu")
     # the local intermediate the tail read is neither stored nor allocated
     src = get_renderer("triton").render(CASES["matmul_local_tail"]().kernel).source
     assert "tl.store(kt_c" not in src and "h = torch.empty" not in src
