@@ -286,7 +286,9 @@ kt_matmul_dmma(const double* __restrict__ a, const double* __restrict__ b, doubl
 // is permuted (a product's sum over k is the same in any order): lane 4 g + t holds the instruction's k
 // t + 4 q at slab row (KS / 4) t + q for A and B alike, so its B values are consecutive and load as
 // double2 (KS >= 8). With these strides the A reads of a half-warp, the B double2 reads of a quarter-warp
-// and the cp.async writes of either layout hit distinct banks.
+// and the cp.async writes of either layout hit distinct banks. On the H200 against the same kernel without
+// the permutation (strides BM + 4, BK + 4), side by side: 0.45x -> 0.46x of cuBLAS (4096^3 row-major),
+// 0.49x -> 0.51x (Fortran column-major), 0.57x -> 0.58x (8192^3); warp tiles of 64 x 32 ran 0.40-0.47x.
 // KI: the k of the sm_90 instruction m16n8kKI (4, 8 or 16); KI = 0, and every device below sm_90, use m8n8k4.
 template <int BM, int BN, int BK, int WM, int WN, int STAGES, int KI = 16>
 __global__ void __launch_bounds__(32 * (BM / WM) * (BN / WN))
