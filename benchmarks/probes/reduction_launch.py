@@ -1,0 +1,64 @@
+"""Where the call-to-call spread of the Triton reductions comes from: the generated field_summary_like
+launcher (its kernel, then the partials summed and brought to the host: a sync) timed as the region
+table times it (CUDA events around each call, L2 flushed between calls), its kernel alone with the
+same events, and the host's wall time per call. Run it in several processes:
+``for i in 1 2 3; do python benchmarks/probes/reduction_launch.py; done`` from the repository root
+after ``scripts/run-examples``."""
+
+import importlib.util
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import torch
+import triton
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from validation.timing import time_gpu  # noqa: E402
+
+SRC = Path("examples/fortran_numerics/out/numerics_stencils/triton/field_summary_like_triton.py")
+
+
+def main() -> None:
+    spec = importlib.util.spec_from_file_location("fs", SRC)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    nx = ny = 8192
+    g = torch.Generator(device="cuda").manual_seed(0)
+    cells = [torch.rand((nx + 5) * (ny + 5), dtype=torch.float64, device="cuda", generator=g) for _ in range(4)]
+    vels = [torch.rand((nx + 6) * (ny + 6), dtype=torch.float64, device="cuda", generator=g) for _ in range(2)]
+    args = (1, nx, 1, ny, *cells, *vels, 0.0, 0.0, 0.0, 0.0, 0.0)
+
+    def launcher() -> object:
+        return mod.field_summary_like(*args)
+
+    lanes, tiles = 1024, 8
+    grid = (triton.cdiv(nx * ny, lanes * tiles),)
+    partials = torch.empty((5, grid[0]), dtype=torch.float64, device="cuda")
+
+    def kernel() -> None:
+        mod.field_summary_like_loop1[grid](*cells, *vels, 1, nx, 1, ny, ny, nx, partials[0], partials[1],
+                                           partials[2], partials[3], partials[4], BLOCK=lanes, TILES=tiles,
+                                           num_warps=8)
+
+    want = launcher()
+    kernel()
+    got = dict(zip(("ie", "ke", "mass", "press", "vol"), partials.sum(dim=1).tolist(), strict=True))
+    if any(abs(got[n] - want[n]) > 1e-12 * abs(want[n]) for n in got):
+        raise SystemExit(f"the kernel alone differs from the launcher: {got} against {want}")
+    gb = (4 * (nx + 5) * (ny + 5) + 2 * (nx + 6) * (ny + 6)) * 8 / 1e9
+    walls = []
+    for _ in range(30):
+        t0 = time.perf_counter()
+        launcher()
+        walls.append(time.perf_counter() - t0)
+    t_l = time_gpu(launcher, reps=30).median_s
+    t_k = time_gpu(kernel, reps=30).median_s
+    print(f"{torch.cuda.get_device_name()}: launcher {t_l * 1e3:.3f} ms ({gb / t_l:.0f} GB/s), kernel alone "
+          f"{t_k * 1e3:.3f} ms ({gb / t_k:.0f} GB/s), host wall per call {statistics.median(walls) * 1e3:.3f} ms",
+          flush=True)
+
+
+if __name__ == "__main__":
+    main()
