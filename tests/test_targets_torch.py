@@ -115,6 +115,9 @@ def test_matmul_tail_becomes_the_epilogue() -> None:
         assert any("fused into its store" in n for n in r.notes)
         # fp32 x @ w^T reads w along k: copied into a K x N row-major buffer before the kernel
         assert ("kt_w_rows.copy_(torch.as_strided(w, " in r.source) == (name == "linear_relu")
+    batched = get_renderer("triton").render(CASES["bmm_nt"]().kernel).source  # numbers: the test above
+    assert "kt_c_rows.copy_(torch.as_strided(c, (mm_batch, mm_k, mm_n), (" in batched
+    assert "kt_c_rows, out, mm_m, mm_n, mm_k, " in batched and "mm_k * mm_n, mm_n, 1" in batched
     # the local intermediate the tail read is neither stored nor allocated
     src = get_renderer("triton").render(CASES["matmul_local_tail"]().kernel).source
     assert "tl.store(kt_c" not in src and "h = torch.empty" not in src

@@ -203,6 +203,17 @@ def bmm() -> Case:
                 lambda t, a: {"out": t.bmm(a["a"], a["c"])})
 
 
+def bmm_nt() -> Case:
+    """Batched out[b] = a[b] @ c[b]^T: c read along k (fp32: copied to K x N rows for the Triton tiles)."""
+    mm = ir.Extern("matmul", ("a", "c"), ("out",), (("trans_a", False), ("trans_b", True)), line=5)
+    k = kernel("bmm_nt", (tin("a", (B, M, K), 0), tin("c", (B, N, K), 1), tout("out", (B, M, N)),
+                          dim("b", 0, 0), dim("m", 0, 1), dim("k", 0, 2), dim("n", 1, 1)), (mm,))
+    return Case(k, {"b": 3, "m": 33, "k": 40, "n": 65},
+                lambda t, g, s: {"a": t.randn(s["b"], s["m"], s["k"], generator=g),
+                                 "c": t.randn(s["b"], s["n"], s["k"], generator=g)},
+                lambda t, a: {"out": t.bmm(a["a"], a["c"].transpose(1, 2))})
+
+
 def conv_relu_bias() -> Case:
     """relu(conv2d(x, w, padding=1)) + bias[c] (bias broadcast over the channel)."""
     n, ci, co, h, wd = v("n"), v("ci"), v("co"), v("h"), v("wd")
@@ -263,5 +274,5 @@ def half_silu() -> Case:
                 lambda t, a: {"out": (a["x"].float() * t.sigmoid(a["x"].float())).half()}, tol=2e-3)
 
 
-ALL = (silu_bias, softmax, layernorm, linear_relu, bmm, conv_relu_bias, local_between, matmul_local_tail,
+ALL = (silu_bias, softmax, layernorm, linear_relu, bmm, bmm_nt, conv_relu_bias, local_between, matmul_local_tail,
        half_silu)
