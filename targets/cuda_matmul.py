@@ -34,7 +34,11 @@ SIMT_TILE = {"float": (128, 128, 8, 8, 8), "double": (64, 64, 8, 4, 4)}  # BM, B
 # H200, 2026-12-03, fp64 4096^3 / 8192^3 against cuBLAS through torch, nine candidates side by side
 # (docs/measurements/2026-12-03-h200-matmul-probe-tiles.txt): 128x128 tiles, BK 32, 32x32 per warp (16
 # warps), 3 stages: 0.46-0.53x at 4096^3, 0.52-0.57x at 8192^3; the earlier 128x64 / BK 16 / 4 stages
-# 0.42-0.53x in the same run; BK 32 with 128x64 tiles 0.31-0.37x; 64x64 0.34-0.43x
+# 0.42-0.53x in the same run; BK 32 with 128x64 tiles 0.31-0.37x; 64x64 0.34-0.43x. Eighth session
+# (docs/measurements/2026-12-03-h200-session8.txt): the k-permuted fragments (B as double2, strides BM + 1
+# and BK + 2) against the same kernel without (BM + 4, BK + 4), side by side: 0.45x -> 0.46x of cuBLAS at
+# 4096^3 row-major, 0.49x -> 0.51x column-major, 0.57x -> 0.58x at 8192^3; warp tiles of 64x32 or 32x64
+# (8 warps) 0.38-0.47x, m16n8k8 0.41-0.50x
 DMMA_ASYNC_TILE = (128, 128, 32, 32, 32, 3, 16)
 # BM, BN, BK of the float4 SIMT kernel (8 x 8 outputs per thread): fp32 39-40 TFLOP/s, 0.78-0.81x of cuBLAS there
 SIMT4_TILE = (128, 128, 8)
@@ -286,9 +290,7 @@ kt_matmul_dmma(const double* __restrict__ a, const double* __restrict__ b, doubl
 // is permuted (a product's sum over k is the same in any order): lane 4 g + t holds the instruction's k
 // t + 4 q at slab row (KS / 4) t + q for A and B alike, so its B values are consecutive and load as
 // double2 (KS >= 8). With these strides the A reads of a half-warp, the B double2 reads of a quarter-warp
-// and the cp.async writes of either layout hit distinct banks. On the H200 against the same kernel without
-// the permutation (strides BM + 4, BK + 4), side by side: 0.45x -> 0.46x of cuBLAS (4096^3 row-major),
-// 0.49x -> 0.51x (Fortran column-major), 0.57x -> 0.58x (8192^3); warp tiles of 64 x 32 ran 0.40-0.47x.
+// and the cp.async writes of either layout hit distinct banks.
 // KI: the k of the sm_90 instruction m16n8kKI (4, 8 or 16); KI = 0, and every device below sm_90, use m8n8k4.
 template <int BM, int BN, int BK, int WM, int WN, int STAGES, int KI = 16>
 __global__ void __launch_bounds__(32 * (BM / WM) * (BN / WN))
