@@ -94,7 +94,7 @@ def main() -> None:
                 except Exception as exc:  # a shape that does not fit (shared memory, registers)
                     print(f"{label:8s} {cfg} rows_n={rows_n}: {type(exc).__name__}: {str(exc)[:80]}")
                     continue
-                err = float(((out - want).abs().max() / want.abs().max()))
+                err = float((out - want).abs().max() / want.abs().max())
                 if not err < 1e-5:
                     print(f"{label:8s} {cfg} rows_n={rows_n}: WRONG (max rel. error {err:.2e})")
                     continue
