@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from translate import ir
 from translate.ir import DType, Intent, Layout, LoopKind
@@ -192,26 +193,29 @@ def linear_relu() -> Case:
                 lambda t, a: {"out": t.relu(a["x"] @ a["w"].T + a["bias"])})
 
 
+def _batched_matmul(name: str, trans_b: bool) -> Case:
+    """out[b] = a[b] @ c[b] (c^T when ``trans_b``: c stored (B, N, K), read along k), no tail."""
+    mm = ir.Extern("matmul", ("a", "c"), ("out",), (("trans_a", False), ("trans_b", trans_b)), line=5)
+    c_dims = (N, K) if trans_b else (K, N)
+    k = kernel(name, (tin("a", (B, M, K), 0), tin("c", (B, *c_dims), 1), tout("out", (B, M, N)),
+                      dim("b", 0, 0), dim("m", 0, 1), dim("k", 0, 2), dim("n", 1, 1 if trans_b else 2)), (mm,))
+
+    def inputs(t: Any, g: Any, s: dict[str, int]) -> dict[str, object]:
+        c_shape = (s["n"], s["k"]) if trans_b else (s["k"], s["n"])
+        return {"a": t.randn(s["b"], s["m"], s["k"], generator=g), "c": t.randn(s["b"], *c_shape, generator=g)}
+
+    return Case(k, {"b": 3, "m": 33, "k": 40, "n": 65}, inputs,
+                lambda t, a: {"out": t.bmm(a["a"], a["c"].transpose(1, 2) if trans_b else a["c"])})
+
+
 def bmm() -> Case:
     """Batched matmul out[b] = a[b] @ c[b], no tail."""
-    mm = ir.Extern("matmul", ("a", "c"), ("out",), (("trans_a", False), ("trans_b", False)), line=5)
-    k = kernel("bmm", (tin("a", (B, M, K), 0), tin("c", (B, K, N), 1), tout("out", (B, M, N)),
-                       dim("b", 0, 0), dim("m", 0, 1), dim("k", 0, 2), dim("n", 1, 2)), (mm,))
-    return Case(k, {"b": 3, "m": 33, "k": 40, "n": 65},
-                lambda t, g, s: {"a": t.randn(s["b"], s["m"], s["k"], generator=g),
-                                 "c": t.randn(s["b"], s["k"], s["n"], generator=g)},
-                lambda t, a: {"out": t.bmm(a["a"], a["c"])})
+    return _batched_matmul("bmm", False)
 
 
 def bmm_nt() -> Case:
     """Batched out[b] = a[b] @ c[b]^T: c read along k (fp32: copied to K x N rows for the Triton tiles)."""
-    mm = ir.Extern("matmul", ("a", "c"), ("out",), (("trans_a", False), ("trans_b", True)), line=5)
-    k = kernel("bmm_nt", (tin("a", (B, M, K), 0), tin("c", (B, N, K), 1), tout("out", (B, M, N)),
-                          dim("b", 0, 0), dim("m", 0, 1), dim("k", 0, 2), dim("n", 1, 1)), (mm,))
-    return Case(k, {"b": 3, "m": 33, "k": 40, "n": 65},
-                lambda t, g, s: {"a": t.randn(s["b"], s["m"], s["k"], generator=g),
-                                 "c": t.randn(s["b"], s["n"], s["k"], generator=g)},
-                lambda t, a: {"out": t.bmm(a["a"], a["c"].transpose(1, 2))})
+    return _batched_matmul("bmm_nt", True)
 
 
 def conv_relu_bias() -> Case:
