@@ -26,7 +26,7 @@ from dataclasses import dataclass, replace
 from translate import ir
 from translate.irquery import arrays_written, scalar_reads
 from translate.schedule import DeviceNest, Schedule, fastest_first
-from translate.simplify import simplify
+from translate.simplify import const_int, linearize, simplify, simplify_stmt
 
 # (rows of a tile, planes per run) of a 3-D nest when the schedule leaves them at 0: measured
 # best or near it on the H200 for the examples' 3-D stencils (the search tries others); CUDA
@@ -36,31 +36,58 @@ DEFAULT_TILE = {"cuda": (4, 4), "triton": (2, 8)}
 # side by side) jacobi3d 0.697 ms loading every plane in runs of 8, 0.618 with the queue in runs
 # of 8, 0.637 in runs of 4; lap3d 0.851, 0.985 and 0.848
 QUEUED_PLANES = 4
-# rows each CUDA thread walks in a 2-D nest with a register queue (a 2-D stencil): on the H200
-# jacobi2d 0.643 -> 0.557 ms, heat2d_step 0.647 -> 0.564 ms against a point per thread; 2-D nests
-# without a queue got slower (rank1 0.759 -> 1.046 ms, ideal_gas 0.754 -> 0.831 ms) and keep a point
-DEFAULT_ROWS = 8
+# rows each CUDA thread (Triton program) walks in a 2-D nest with a register queue (a 2-D
+# stencil): on the H200 CUDA jacobi2d 0.643 -> 0.557 ms, heat2d_step 0.647 -> 0.564 ms against a
+# point per thread; 2-D nests without a queue got slower (rank1 0.759 -> 1.046 ms, ideal_gas 0.754
+# -> 0.831 ms) and keep a point. Triton (H200, region table, side by side): field_summary_like
+# walking runs of 16 rows in strips of 512 lanes 0.678 ms against 0.721 flat; jacobi2d and
+# heat2d_step, without reductions, ran slower walked (0.630-0.705 ms in every variant against
+# 0.604-0.607 flat), so Triton walks rows only in nests with reductions
+DEFAULT_ROWS = {"cuda": 8, "triton": 16}
+# inner loops of at most this many iterations (constant) are unrolled in a Triton walk, so that
+# their reads join the register queues (field_summary_like's 2x2 corners of a cell)
+SHORT_LOOP = 4
 
 
 def plane_walk(seg: DeviceNest, kernel: ir.Kernel, schedule: Schedule, target: str) -> tuple[int, int] | None:
     """(rows, planes) when ``seg`` is walked in runs of planes, else None: a 3-D nest without
-    reductions unless the schedule's ``march`` is 1; a 2-D one on CUDA (runs of rows, each
-    thread walking ``march`` rows of a 1-D block) when the schedule asks for ``march`` > 1 or,
-    at ``march`` 0, when its reads form a register queue (``DEFAULT_ROWS`` rows)."""
-    if seg.reductions or schedule.march == 1 or target not in DEFAULT_TILE:
+    reductions unless the schedule's ``march`` is 1; a 2-D one (runs of rows, each CUDA thread
+    or Triton program walking ``march`` rows of a 1-D tile) when the schedule asks for
+    ``march`` > 1 or, at ``march`` 0, when its reads form a register queue (``DEFAULT_ROWS``
+    rows; on Triton only a nest with reductions, one partial per program). :func:`triton_walk`
+    also counts the reads of short inner loops."""
+    if schedule.march == 1 or target not in DEFAULT_TILE:
         return None
-    if len(seg.loops) == 2 and target == "cuda":
+    if len(seg.loops) == 2:
+        if seg.reductions and target != "triton":
+            return None
         if schedule.march > 1:
             return (1, schedule.march)
-        if schedule.march == 0 and queues(seg, plane_loop(seg, kernel).var):
-            return (1, DEFAULT_ROWS)  # a 2-D stencil: its neighbouring rows from the register queue
+        # a 2-D stencil (on Triton one with reductions): its neighbouring rows from the register queue
+        stencil = schedule.march == 0 and (target == "cuda" or seg.reductions)
+        if stencil and queued(schedule, seg, target) and queues(seg, plane_loop(seg, kernel).var):
+            return (1, DEFAULT_ROWS[target])
         return None
-    if len(seg.loops) != 3:
+    if seg.reductions or len(seg.loops) != 3:
         return None
     rows, planes = DEFAULT_TILE[target]
     if target == "triton" and queued(schedule, seg, target) and queues(seg, plane_loop(seg, kernel).var):
         planes = QUEUED_PLANES
     return (schedule.block_rows or rows, schedule.march or planes)
+
+
+def triton_walk(seg: DeviceNest, kernel: ir.Kernel, schedule: Schedule) -> tuple[DeviceNest, tuple[int, int] | None]:
+    """The nest a Triton kernel emits and its walk (:func:`plane_walk`): ``seg`` with its short
+    inner loops written out (:func:`unroll_short`) where their reads then join register queues
+    of the walk (field_summary_like's cell corners), else ``seg`` as it is."""
+    walk = plane_walk(seg, kernel, schedule, "triton")
+    flat = unroll_short(seg)
+    if flat is seg or len(seg.loops) < 2 or not queued(schedule, seg, "triton"):
+        return seg, walk
+    var = plane_loop(seg, kernel).var
+    if len(queues(flat, var)) > len(queues(seg, var)) and (flat_walk := plane_walk(flat, kernel, schedule, "triton")):
+        return flat, flat_walk
+    return seg, walk
 
 
 def queued(schedule: Schedule, seg: DeviceNest, target: str) -> bool:
@@ -102,7 +129,8 @@ def queues(seg: DeviceNest, var: str) -> list[Queue]:
     scalar inputs only, ``var`` in one subscript as ``var + constant``; two or more planes
     of the same in-plane position."""
     written = arrays_written(seg.body)
-    groups: dict[tuple[str, int, tuple[ir.Expr, ...]], dict[int, ir.Load]] = {}
+    loop_names = {lp.var for lp in seg.loops}
+    groups: dict[tuple[object, ...], dict[int, ir.Load]] = {}
     for s in seg.body:
         if not isinstance(s, ir.Assign):
             continue
@@ -112,26 +140,84 @@ def queues(seg: DeviceNest, var: str) -> list[Queue]:
             where = [d for d, e in enumerate(load.index) if var in scalar_reads(e)]
             if len(where) != 1:
                 continue
-            off = simplify(ir.BinOp("sub", load.index[where[0]], ir.Var(var, ir.DType.I32), ir.DType.I32))
-            if not isinstance(off, ir.Const) or not isinstance(off.value, int) or isinstance(off.value, bool):
+            # the plane's subscript as var + (scalars) + constant: the constant tells the slot
+            lin = linearize(load.index[where[0]])
+            if lin is None:
+                continue
+            terms, off = lin
+            plane = ir.Var(var, ir.DType.I32)
+            rest_terms = {a: c for a, c in terms.items() if a != plane}
+            if terms.get(plane) != 1 or any(scalar_reads(a) & loop_names for a in rest_terms):
                 continue
             rest = tuple(e for d, e in enumerate(load.index) if d != where[0])
-            groups.setdefault((load.array, where[0], rest), {})[off.value] = load
+            key = (load.array, where[0], rest, tuple(sorted((ir.expr_str(a), c) for a, c in rest_terms.items())))
+            groups.setdefault(key, {})[off] = load
     out = []
-    for (array, dim, _), found in groups.items():
+    for (array, dim, _, _), found in groups.items():
         if len(found) < 2:
             continue
         lo, hi = min(found), max(found)
-        any_load = next(iter(found.values()))
-        slots = tuple(found.get(c) or _at(any_load, dim, var, c) for c in range(lo, hi + 1))
+        c0, any_load = next(iter(found.items()))
+        slots = tuple(found.get(c) or _at(any_load, dim, c - c0) for c in range(lo, hi + 1))
         out.append(Queue(array, lo, slots, var))
     return out
 
 
-def _at(load: ir.Load, dim: int, var: str, c: int) -> ir.Load:
+def _at(load: ir.Load, dim: int, shift: int) -> ir.Load:
+    """``load`` with its subscript ``dim`` moved ``shift`` planes."""
     index = list(load.index)
-    index[dim] = simplify(ir.BinOp("add", ir.Var(var, ir.DType.I32), ir.Const(c, ir.DType.I32), ir.DType.I32))
+    index[dim] = simplify(ir.BinOp("add", index[dim], ir.Const(shift, index[dim].dtype), index[dim].dtype))
     return replace(load, index=tuple(index))
+
+
+def unroll_short(seg: DeviceNest) -> DeviceNest:
+    """``seg`` with its inner loops of at most ``SHORT_LOOP`` iterations (a constant count)
+    written out, their variable replaced by its value in each copy (the same statements in
+    the same order), unless the variable is read outside its loop."""
+    body = _unrolled(seg.body, seg.body)
+    if body == seg.body:
+        return seg
+    gone = {lp.var for s in seg.body for lp in ir.walk(s) if isinstance(lp, ir.Loop)} - \
+        {lp.var for s in body for lp in ir.walk(s) if isinstance(lp, ir.Loop)}
+    return replace(seg, body=body, private=tuple(p for p in seg.private if p not in gone))
+
+
+def _unrolled(stmts: tuple[ir.Stmt, ...], whole: tuple[ir.Stmt, ...]) -> tuple[ir.Stmt, ...]:
+    out: list[ir.Stmt] = []
+    for s in stmts:
+        trip = _short_trip(s, whole)
+        if trip is None:
+            out.append(s)
+            continue
+        assert isinstance(s, ir.Loop)
+        for c in range(trip):
+            at = simplify(ir.BinOp("add", s.start, ir.BinOp("mul", ir.Const(c, s.step.dtype), s.step, s.step.dtype),
+                                   s.start.dtype))
+            copy = tuple(simplify_stmt(ir.substitute(b, {s.var: at})) for b in s.body)  # type: ignore[misc]
+            out += _unrolled(copy, whole)
+    return tuple(out)
+
+
+def _short_trip(s: ir.Stmt, whole: tuple[ir.Stmt, ...]) -> int | None:
+    """The iteration count of loop ``s`` when it is short and its variable is read only inside it."""
+    if not isinstance(s, ir.Loop):
+        return None
+    span, step = const_int(ir.BinOp("sub", s.stop, s.start, s.stop.dtype)), const_int(s.step)
+    if span is None or step is None or step <= 0:
+        return None
+    trip = max(0, -(-span // step))
+    if trip > SHORT_LOOP or any(_reads_outside(w, s.var) for w in whole):
+        return None
+    return trip
+
+
+def _reads_outside(node: object, var: str) -> bool:
+    """Whether ``node`` reads ``var`` other than inside a loop over ``var``."""
+    if isinstance(node, ir.Loop) and node.var == var:
+        return False
+    if isinstance(node, ir.Var):
+        return node.name == var
+    return any(_reads_outside(c, var) for c in ir.children(node))
 
 
 def steady_loads(seg: DeviceNest, e: object) -> list[ir.Load]:

@@ -13,7 +13,7 @@ the host with the variable's previous value."""
 from __future__ import annotations
 
 from targets.base import Capabilities, Rendered, Renderer, register
-from targets.planes import plane_walk, queued
+from targets.planes import queued, triton_walk
 from targets.splits import FILL_THREADS, MIN_CHUNK, split_nest
 from targets.triton_expr import TORCH_DTYPE, HostExpr, UnsupportedExpr, py_name
 from targets.triton_extern import (
@@ -75,15 +75,20 @@ TRITON_WARPS = 4  # Triton's num_warps when a launch does not say
 # lanes of a reduction over two or more loops, in blocks: field_summary_like on the H200 at 256
 # lanes 0.832 ms, 512 0.808, 1024 0.785 (same run; fewer partials, more loads in flight)
 WIDE_REDUCTION = 4
+# lanes of a program walking rows of a 2-D nest, in blocks (targets.planes): on the H200 strips of
+# 512 lanes ran field_summary_like in 0.678 ms (4 warps); 256 lanes 0.725 ms, 1024 1.585 (8 warps)
+WALK_WIDTH = 2
 
 
 def default_warps(launch: Launch) -> int:
-    """num_warps of a nest kernel the schedule leaves at 0: 8 for split serial loops, for
+    """num_warps of a nest kernel the schedule leaves at 0: Triton's default for walks; 8 for split serial loops, for
     reductions over two or more loops and for 1-D nests storing to two or more arrays (H200
     against 4 warps: dgemv 'N' 0.768 -> 0.622 ms, field_summary_like 1.002 -> 0.829 ms, vswap
     0.751 -> 0.601 ms; slower with 8: 1-D nests storing one array, vcopy 0.552 -> 0.611, vscal
     0.672 -> 0.697, and the 2-D ideal_gas_like storing two, 0.730 -> 0.784), else Triton's
     default (0: not written)."""
+    if launch.tile is not None:
+        return 0  # walks: a 2-D one with reductions ran 0.678 ms at 4 warps, 1.449 at 8 (field_summary_like)
     two_arrays = len(launch.trips) == 1 and launch.written > 1
     eight = launch.split is not None or (launch.partials and len(launch.trips) > 1) or two_arrays
     return 8 if eight else 0
@@ -287,8 +292,9 @@ class _ModuleWriter:
                     self.segs(seg.body)
             elif isinstance(seg, (DeviceNest, DeviceSerial)):
                 split = split_nest(seg, self.kernel, self.schedule) if isinstance(seg, DeviceNest) else None
-                walk = plane_walk(seg, self.kernel, self.schedule, "triton") \
-                    if isinstance(seg, DeviceNest) and split is None else None
+                walk = None
+                if isinstance(seg, DeviceNest) and split is None:
+                    seg, walk = triton_walk(seg, self.kernel, self.schedule)
                 emitter = NestEmitter(self.kernel, seg, split, walk, queued(self.schedule, seg, "triton")) \
                     if isinstance(seg, DeviceNest) else SerialEmitter(self.kernel, seg)
                 text, launch = emitter.emit()
@@ -387,7 +393,12 @@ class _ModuleWriter:
                 out(f"chunk = max(1, triton.cdiv({sname}, chunks))")
                 args.append(sname)
             with out.block(f"if {total} > 0:"):
-                if launch.tile is not None:  # targets.planes
+                if launch.tile is not None and len(launch.tile[0]) == 2:  # targets.planes: runs of rows
+                    (fast, slow), _, planes = launch.tile
+                    out(f"lanes = block * {WALK_WIDTH}  # a program: a strip of lanes walking {planes} rows")
+                    out(f"grid = (triton.cdiv({fast}, lanes) * triton.cdiv({slow}, {planes}),)")
+                    consts = ["BLOCK=lanes", f"PLANES={planes}"]
+                elif launch.tile is not None:  # targets.planes
                     (fast, row, slow), rows, planes = launch.tile
                     out(f"rows = min({rows}, block)  # a program: a (block // rows) x rows tile, {planes} planes")
                     out(f"grid = (triton.cdiv({fast}, block // rows) * triton.cdiv({row}, rows)"

@@ -54,6 +54,8 @@ RESERVED = frozenset({
     "tl", "triton", "torch", "math", "sys", "range", "min", "max", "abs", "int", "float", "bool", "str",
     "len", "print", "pid", "offs", "mask", "rem", "BLOCK", "block", "dict", "object", "ord",
     "dev", "grid", "rows", "chunk", "chunks", "lanes", "partials",  # the launchers' own locals
+    "lane", "across", "down", "first", "live", "run", "in_plane", "zero_lanes", "tile", "part",  # kernels' locals
+    "WIDTH", "ROWS", "PLANES", "TILES", "CHUNK",
 })
 
 

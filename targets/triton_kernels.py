@@ -65,7 +65,8 @@ class Launch:
     nest: bool = True
     split: tuple[str, ir.Loop] | None = None  # (trip name, loop) of a serial loop cut into chunks (grid axis 1)
     # targets.planes: (trip names fastest first, rows, planes) of a 3-D nest walked by planes
-    tile: tuple[tuple[str, str, str], int, int] | None = None
+    # targets.planes: (trip names fastest first, rows, planes) of a nest walked by planes (3-D) or rows (2-D)
+    tile: tuple[tuple[str, ...], int, int] | None = None
     tiles: int = 1  # BLOCK-wide tiles one program of a reduction sums (TILES)
     written: int = 0  # arrays the nest stores to
 
@@ -210,11 +211,11 @@ class NestEmitter(_Emitter):
         extra.append("BLOCK: tl.constexpr")
         order = fastest_first(nest, self.kernel)
         if self.tile is not None:
-            extra += ["ROWS: tl.constexpr", "PLANES: tl.constexpr"]
+            extra += (["ROWS: tl.constexpr"] if len(order) == 3 else []) + ["PLANES: tl.constexpr"]
             names = tuple(trips[k][0] for k in order)
             text = self.emit_planes(order, trips, extra)
-            launch = Launch(nest.name, self.launch_args + [t for t, _ in trips], trips,
-                            tile=(names, *self.tile))  # type: ignore[arg-type]
+            launch = Launch(nest.name, self.launch_args + [t for t, _ in trips], trips, list(nest.reductions),
+                            tile=(names, *self.tile), written=len(arrays_written(nest.body)))
             return text, launch
         # a reduction's program sums TILES blocks before it writes its partial (one partial per
         # 256 elements made a re-rolled DASUM 35% slower on the H200 than one per 2048)
@@ -233,12 +234,7 @@ class NestEmitter(_Emitter):
                 self.lanes("(pid.to(tl.int64) * TILES + tile) * BLOCK", order, trips)
         else:
             self.lanes("pid.to(tl.int64) * BLOCK", order, trips)
-        for r in nest.reductions:
-            if r.op not in REDUCE:
-                raise UnsupportedExpr(r, f"reduction operator '{r.op}'")
-            if r.op == "mul":
-                self.dev.helpers.add("_kt_mul")
-            body(f"tl.store({py_name(r.var)}_part + pid, {REDUCE[r.op].format(v=py_name(r.var))})")
+        self.store_partials()
         _drop_unused_zero_lanes(body)
         launch = Launch(nest.name, self.launch_args + [t for t, _ in trips], trips,
                         list(nest.reductions), split=split, tiles=tiles,
@@ -283,23 +279,36 @@ class NestEmitter(_Emitter):
 
     def emit_planes(self, order: tuple[int, ...], trips: list[tuple[str, ir.Loop]], extra: list[str]) -> str:
         """A 3-D nest walked by planes (``targets.planes``): the program's BLOCK lanes are a
-        ROWS-row tile of the two fast loops, the program walks PLANES planes of the slow one."""
+        ROWS-row tile of the two fast loops, the program walks PLANES planes of the slow one; a
+        2-D nest: BLOCK lanes of the fast loop walking PLANES rows, its reductions summed over
+        the walk and stored as one partial per program."""
         body = Lines()
         body.level = 1
         self.out = body
-        (fast, lp_f), (row, lp_r), (slow, lp_s) = (trips[k] for k in order)
+        (fast, lp_f), (slow, lp_s) = trips[order[0]], trips[order[-1]]
         body("pid = tl.program_id(0).to(tl.int64)")
         body("lane = tl.arange(0, BLOCK)")
-        body("WIDTH = BLOCK // ROWS  # constexpr")
-        body(f"across = tl.cdiv({fast}, WIDTH)")
-        body(f"down = tl.cdiv({row}, ROWS)")
-        body(f"{py_name(lp_f.var)}_k = (pid % across) * WIDTH + lane % WIDTH")
-        body(f"{py_name(lp_r.var)}_k = (pid // across % down) * ROWS + lane // WIDTH")
-        body("first = pid // across // down * PLANES")
-        body(f"mask = ({py_name(lp_f.var)}_k < {fast}) & ({py_name(lp_r.var)}_k < {row})")
+        if len(order) == 3:
+            row, lp_r = trips[order[1]]
+            body("WIDTH = BLOCK // ROWS  # constexpr")
+            body(f"across = tl.cdiv({fast}, WIDTH)")
+            body(f"down = tl.cdiv({row}, ROWS)")
+            body(f"{py_name(lp_f.var)}_k = (pid % across) * WIDTH + lane % WIDTH")
+            body(f"{py_name(lp_r.var)}_k = (pid // across % down) * ROWS + lane // WIDTH")
+            body("first = pid // across // down * PLANES")
+            body(f"mask = ({py_name(lp_f.var)}_k < {fast}) & ({py_name(lp_r.var)}_k < {row})")
+            fast_loops = (lp_f, lp_r)
+        else:
+            body(f"across = tl.cdiv({fast}, BLOCK)")
+            body(f"{py_name(lp_f.var)}_k = (pid % across) * BLOCK + lane")
+            body("first = pid // across * PLANES")
+            body(f"mask = {py_name(lp_f.var)}_k < {fast}")
+            fast_loops = (lp_f,)
         body("zero_lanes = tl.zeros([BLOCK], tl.int64)  # broadcasts lane-invariant addresses")
-        for lp in (lp_f, lp_r):
+        for lp in fast_loops:
             body(self.index_line(lp, f"{py_name(lp.var)}_k"))
+        for r in self.nest.reductions:
+            body(f"{py_name(r.var)} = tl.full([BLOCK], {identity(r.op, r.dtype)}, {dev_dtype(r.dtype)})")
         self.private_lines()
         self.vector.discard(lp_s.var)  # one plane at a time: a scalar
         plane = py_name(lp_s.var)
@@ -335,7 +344,17 @@ class NestEmitter(_Emitter):
             for g, q in enumerate(qs):
                 names = q.names(g)
                 body(f"{', '.join(names[:-1])} = {', '.join(names[1:])}")
+        self.store_partials()
         return self.head(extra).text() + body.text()
+
+    def store_partials(self) -> None:
+        """Each reduction's lanes combined and stored as the program's partial."""
+        for r in self.nest.reductions:
+            if r.op not in REDUCE:
+                raise UnsupportedExpr(r, f"reduction operator '{r.op}'")
+            if r.op == "mul":
+                self.dev.helpers.add("_kt_mul")
+            self.out(f"tl.store({py_name(r.var)}_part + pid, {REDUCE[r.op].format(v=py_name(r.var))})")
 
     def index_line(self, lp: ir.Loop, k_text: str) -> str:
         """``var = start + step * k`` (folded) of the loop ``lp`` at iteration ``k_text``."""

@@ -314,6 +314,56 @@ def test_stencil_2d_halo_left(tmp_path: Path) -> None:
         np.testing.assert_allclose(tb.cpu().numpy().reshape((nn + 2, mm + 2), order="F"), want, rtol=1e-14)
 
 
+@pytest.mark.parametrize("march", [0, 1, 5])
+def test_2d_walk_with_reductions_and_unrolled_corners(tmp_path: Path, march: int) -> None:
+    """field_summary_like's shape: two sums over the cells of a 2-D grid, one of them over the squared
+    velocities at the cell's 2 x 2 corners (inner loops over kv, jv). Walked by rows (the default, runs
+    of 16; and runs of 5 over 7 and 20 rows) the corner loops are written out and their reads of the
+    node rows k and k+1 come from register queues, one partial per program; a point per lane
+    (``march=1``) keeps the loops. Scalars named like the walk's locals (``first``, ``run``) keep their values."""
+    nx, ny, j, k, kv, jv = v("nx"), v("ny"), v("j"), v("k"), v("kv"), v("jv")
+    s, cm, mass, ke = v("s", F64), v("cm", F64), v("mass", F64), v("ke", F64)
+    reds = (ir.Reduction("mass", "add", F64), ir.Reduction("ke", "add", F64))
+    sq = lambda a: b("mul", ld(a, jv, kv), ld(a, jv, kv))  # noqa: E731
+    corner = loop("kv", k, b("add", k, c(2)), (loop("jv", j, b("add", j, c(2)), (
+        ir.Assign(s, b("add", s, b("mul", c(0.25), b("add", sq("xv"), sq("yv"))))),), red=(reds[0],)),),
+        red=(reds[0],))
+    body = (
+        ir.Assign(mass, c(0.0)), ir.Assign(ke, c(0.0)),
+        loop("k", 0, ny, (loop("j", 0, nx, (
+            ir.Assign(s, c(0.0)), corner,
+            ir.Assign(cm, b("mul", b("mul", ld("vlm", j, k), ld("den", j, k)), v("first", F64))),
+            ir.Assign(mass, b("add", mass, cm)),
+            ir.Assign(ke, b("add", ke, b("mul", b("mul", cm, v("run", F64)), s))),
+        ), red=reds),), red=reds),
+    )
+    nodes = (b("add", nx, c(1)), b("add", ny, c(1)))
+    params = (sc("nx"), sc("ny"), sc("first", F64), sc("run", F64), arr("vlm", nx, ny), arr("den", nx, ny),
+              arr("xv", *nodes), arr("yv", *nodes), sc("mass", F64, Intent.OUT), sc("ke", F64, Intent.OUT))
+    locals_ = (sc("s", F64), sc("cm", F64), sc("kv"), sc("jv"))
+    mod, src = load_module(kern("fsum", params, body, locals_), tmp_path, Schedule(march=march))
+    if march == 1:
+        assert "tl.static_range(2)" in src and "PLANES" not in src
+    else:
+        assert "for run in range(PLANES):" in src and "tl.static_range" not in src
+        assert f"PLANES={march or 16})" in src and "lanes = block * 2" in src  # Triton's 4 warps
+        walk = src[src.index("for run in range(PLANES):"):src.index("def fsum(")]
+        assert walk.count("tl.load(xv + ") == 2 and walk.count("tl.load(yv + ") == 2  # row k+1 only
+        assert "kt_xv_kp1, = kt_xv_kp1" not in src and "kt_xv_k0 = kt_xv_kp1" in src
+        assert "first_" in src and "run_" in src
+    r = rng(11)
+    for n1, n2 in ((37, 7), (9, 20)):
+        vlm, den = r.random((n1, n2)), r.random((n1, n2))
+        xv, yv = r.standard_normal((n1 + 1, n2 + 1)), r.standard_normal((n1 + 1, n2 + 1))
+        arrays = [t(x.ravel(order="F")) for x in (vlm, den, xv, yv)]
+        got = mod.fsum(n1, n2, 1.5, 0.5, *arrays, 0.0, 0.0, block=16)
+        node = xv * xv + yv * yv
+        vs = 0.25 * (node[:-1, :-1] + node[1:, :-1] + node[:-1, 1:] + node[1:, 1:])
+        cell = vlm * den * 1.5
+        assert got["mass"] == pytest.approx(float(cell.sum()), rel=1e-12)
+        assert got["ke"] == pytest.approx(float((cell * 0.5 * vs).sum()), rel=1e-12)
+
+
 @pytest.mark.parametrize("march", [0, 1, 3])
 def test_collapsed_3d_mixed_layouts(tmp_path: Path, march: int) -> None:
     """A 3-D nest as a flat lane index (``march=1``) and walked by planes (``targets.planes``:
