@@ -20,7 +20,10 @@ DMMA_TILE = (128, 128, 8, 32, 64)
 # (docs/measurements/2026-12-03-h200-session8.txt): the k-permuted fragments (B as double2, strides BM + 1
 # and BK + 2) against the same kernel without (BM + 4, BK + 4), side by side: 0.45x -> 0.46x of cuBLAS at
 # 4096^3 row-major, 0.49x -> 0.51x column-major, 0.57x -> 0.58x at 8192^3; warp tiles of 64x32 or 32x64
-# (8 warps) 0.38-0.47x, m16n8k8 0.41-0.50x
+# (8 warps) 0.38-0.47x, m16n8k8 0.41-0.50x. Ninth session: B copied 16 bytes at a time where k is its unit
+# stride, row-major products computed as C^T = B^T A^T: 0.58x / 0.52x / 0.58x at 4096^3, 0.60-0.62x at 8192^3.
+# An ablation showed where the time goes: without the MMAs (copies and shared reads only) and without the
+# copies (shared reads and MMAs only) each ran at 0.92-1.25x of cuBLAS's time; the kernel takes about their sum
 DMMA_ASYNC_TILE = (128, 128, 32, 32, 32, 3, 16)
 
 DMMA_PRIMITIVES = r"""
@@ -30,6 +33,13 @@ __device__ __forceinline__ void kt_cp_async8(void* dst, const void* src, const b
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
     asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(d), "l"(src), "r"(in_range ? 8 : 0) : "memory");
+#endif
+}
+// 16 bytes, the last 16 - bytes of them zero-filled (bytes 0, 8 or 16; src and dst 16-byte aligned)
+__device__ __forceinline__ void kt_cp_async16(void* dst, const void* src, const int bytes) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src), "r"(bytes) : "memory");
 #endif
 }
 __device__ __forceinline__ void kt_cp_async_commit() {
@@ -182,7 +192,10 @@ kt_matmul_dmma(const double* __restrict__ a, const double* __restrict__ b, doubl
 // is permuted (a product's sum over k is the same in any order): lane 4 g + t holds the instruction's k
 // t + 4 q at slab row (KS / 4) t + q for A and B alike, so its B values are consecutive and load as
 // double2 (KS >= 8). With these strides the A reads of a half-warp, the B double2 reads of a quarter-warp
-// and the cp.async writes of either layout hit distinct banks.
+// and the cp.async writes of either layout hit distinct banks. A B whose k is its unit stride and whose
+// columns start on 16 bytes is copied two k at a time (16-byte cp.async, half the copy instructions: on the
+// H200 0.49x -> 0.52x of cuBLAS at 4096^3 for the Fortran dot form, 0.55x -> 0.58x for the accumulate form;
+// an A tile stored k-fast for the same copies spilled registers and ran 0.40-0.44x, so A keeps its layout).
 // KI: the k of the sm_90 instruction m16n8kKI (4, 8 or 16); KI = 0, and every device below sm_90, use m8n8k4.
 template <int BM, int BN, int BK, int WM, int WN, int STAGES, int KI = 16>
 __global__ void __launch_bounds__(32 * (BM / WM) * (BN / WN))
@@ -200,12 +213,13 @@ kt_matmul_dmma_async(const double* __restrict__ a, const double* __restrict__ b,
     constexpr int LDA = BM + 1, LDB = BK + 2;          // odd A stride; B rows 16-byte aligned
     constexpr int KQ = KS / 4;                         // slab rows per lane and instruction
     constexpr int STAGE = BK * LDA + BN * LDB;         // doubles per ring slot: the A tile, then the B tile
-    constexpr int A_PER = BM * BK / THREADS, B_PER = BK * BN / THREADS;
+    constexpr int A_PER = BM * BK / THREADS, B_PER = BK * BN / THREADS, HALF_BK = BK / 2;
     static_assert(BM % WM == 0 && BN % WN == 0 && WM % 16 == 0 && WN % 8 == 0, "warp tile");
     static_assert(KI == 0 || KI == 4 || KI == 8 || KI == 16, "KI is 0, 4, 8 or 16");
     static_assert(BK % (KI == 0 ? 4 : KI) == 0, "BK a multiple of the instruction k");
     static_assert(BK % KS == 0 && BK % 4 == 0 && BN % 4 == 0, "slab");
     static_assert(A_PER * THREADS == BM * BK && B_PER * THREADS == BK * BN, "tile not divisible by threads");
+    static_assert(B_PER % 2 == 0, "B copied in pairs of k");
     static_assert(STAGES >= 2, "at least two ring slots");
     extern __shared__ __align__(16) double kt_mm_smem[];
     const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
@@ -217,6 +231,8 @@ kt_matmul_dmma_async(const double* __restrict__ a, const double* __restrict__ b,
     b += blockIdx.z * s.bb;
     c += blockIdx.z * s.cb;
     const bool a_unit = s.am == 1, b_unit = s.bk == 1;  // operand's unit stride along the tile's fast dimension
+    // B in 16-byte copies: k its unit stride, its columns (and this batch's matrix) starting on 16 bytes
+    const bool b_pairs = b_unit && s.bn % 2 == 0 && reinterpret_cast<unsigned long long>(b) % 16 == 0;
 
     // issue the copies of the slab starting at k0 into ring slot `slot` (zero-filled outside the matrices).
     // The slot indices are recomputed per slab from an opaque copy of tid: kept live across the K loop they
@@ -233,6 +249,16 @@ kt_matmul_dmma_async(const double* __restrict__ a, const double* __restrict__ b,
             const int gi = m0 + i, gk = k0 + kk;
             const bool ok = gi < m && gk < k;
             kt_cp_async8(as + kk * LDA + i, ok ? a + gi * s.am + gk * s.ak : a, ok);
+        }
+        if (b_pairs) {
+#pragma unroll
+            for (int r = 0; r < B_PER / 2; ++r) {
+                const int e = e0 + r * THREADS, j = e / HALF_BK, kk = 2 * (e % HALF_BK);
+                const int gj = n0 + j, gk = k0 + kk;
+                const int bytes = gj < n ? (gk + 1 < k ? 16 : gk < k ? 8 : 0) : 0;
+                kt_cp_async16(bs + j * LDB + kk, bytes ? b + gk + gj * s.bn : b, bytes);
+            }
+            return;
         }
 #pragma unroll
         for (int r = 0; r < B_PER; ++r) {
