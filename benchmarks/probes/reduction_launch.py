@@ -29,8 +29,8 @@ def placed(n: int, pad: int, g: torch.Generator) -> torch.Tensor:
 
 def time_placement(mod: ModuleType, nx: int, stride: int, g: torch.Generator) -> str:
     """The launcher and its kernel over nx x nx cells, array r starting r * stride bytes past its allocation."""
-    ny, lanes, tiles = nx, 1024, 8
-    grid = (triton.cdiv(nx * ny, lanes * tiles),)
+    ny, lanes, rows = nx, 512, 16  # the launcher's walk: strips of 512 lanes walking runs of 16 rows
+    grid = (triton.cdiv(nx, lanes) * triton.cdiv(ny, rows),)
     partials = torch.empty((5, grid[0]), dtype=torch.float64, device="cuda")
     pads = [r * stride // 8 for r in range(6)]
     cells = [placed((nx + 4) * (ny + 4), pads[r], g) for r in range(4)]
@@ -41,8 +41,7 @@ def time_placement(mod: ModuleType, nx: int, stride: int, g: torch.Generator) ->
         return mod.field_summary_like(*args)
 
     def kernel() -> None:
-        mod.field_summary_like_loop1[grid](*cells, *vels, 1, nx, 1, ny, ny, nx, *partials, BLOCK=lanes,
-                                           TILES=tiles, num_warps=8)
+        mod.field_summary_like_loop1[grid](*cells, *vels, 1, nx, 1, ny, ny, nx, *partials, BLOCK=lanes, PLANES=rows)
 
     want = launcher()
     kernel()
