@@ -27,8 +27,9 @@ from targets.triton_extern import (
     output_needed,
 )
 from targets.triton_helpers import DEVICE_DEPENDS, DEVICE_HELPERS, HOST_DEPENDS, HOST_HELPERS, closure
-from targets.triton_kernels import Launch, Lines, NestEmitter, SerialEmitter
+from targets.triton_kernels import Launch, Lines, NestEmitter
 from targets.triton_rows import RowEmitter, row_nest
+from targets.triton_serial import SerialEmitter
 from translate import ir
 from translate.schedule import (
     DeviceExtern,
