@@ -296,7 +296,8 @@ class _ModuleWriter:
                 walk = None
                 if isinstance(seg, DeviceNest) and split is None:
                     seg, walk = triton_walk(seg, self.kernel, self.schedule)
-                emitter = NestEmitter(self.kernel, seg, split, walk, queued(self.schedule, seg, "triton")) \
+                emitter = NestEmitter(self.kernel, seg, split, walk, queued(self.schedule, seg, "triton"),
+                                      self.schedule.late_masks) \
                     if isinstance(seg, DeviceNest) else SerialEmitter(self.kernel, seg)
                 text, launch = emitter.emit()
                 self.device_helpers |= emitter.dev.helpers

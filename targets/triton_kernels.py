@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from targets.planes import queues
+from targets.planes import Queue, queues
 from targets.splits import Split
 from targets.triton_expr import (
     TL_DTYPE,
@@ -181,12 +181,14 @@ class NestEmitter(_Emitter):
     """A ``DeviceNest`` as a BLOCK-sized 1-D tile over the collapsed loops."""
 
     def __init__(self, kernel: ir.Kernel, nest: DeviceNest, split: Split | None = None,
-                 tile: tuple[int, int] | None = None, queues: bool = True) -> None:
+                 tile: tuple[int, int] | None = None, queues: bool = True, late_masks: bool = False) -> None:
         super().__init__(kernel)
         self.nest = nest
         self.split = split  # targets.splits: the serial loop in chunks along grid axis 1
         self.tile = tile  # targets.planes: (rows, planes) of a 3-D nest walked by planes
         self.queues = queues  # a walk's reads of neighbouring planes from a register queue
+        self.late_masks = late_masks  # Schedule.late_masks: walks mask their lanes once, at the end
+        self.unguarded = ""  # the mask under which scalar assignments need no guard (late masks)
         self.dev.mask = "mask"
         self.vector = self.dev.vector
         self.vector |= {lp.var for lp in nest.loops} | set(nest.private) | {r.var for r in nest.reductions}
@@ -309,7 +311,6 @@ class NestEmitter(_Emitter):
             body(f"{py_name(r.var)} = tl.full([BLOCK], {identity(r.op, r.dtype)}, {dev_dtype(r.dtype)})")
         self.private_lines()
         self.vector.discard(lp_s.var)  # one plane at a time: a scalar
-        plane = py_name(lp_s.var)
         qs = queues(self.nest, lp_s.var) if self.queues else []
         regs: dict[ir.Load, ir.Expr] = {}
         if qs:
@@ -326,24 +327,46 @@ class NestEmitter(_Emitter):
                 self.vector.update(names)
                 for load, n in zip(q.slots[:-1], names[:-1], strict=True):
                     body(f"{n} = {self.dev(load)}")
-        # a constant trip count, the last run's extra planes masked off: Triton pipelines the
-        # loads of such a loop (dynamic bounds ran at 57% of the H200's copy bandwidth in a 128x2
-        # tile walking 8 planes, the constant count at 83%)
-        with body.block("for run in range(PLANES):"):
+        if self.late_masks:
+            # scalars assigned in every lane, lanes past the fast loops too (their loads and stores stay
+            # masked); those lanes' sums are replaced by the identity once, after the walk. The last
+            # run of a column walks only the planes there are (a loop of its own: a kernel's registers
+            # are those of its largest path, so a guarded tail would cost every run)
+            with body.block(f"if first + PLANES <= {slow}:"):
+                self.walk_run(qs, regs, lp_s, "range(PLANES)", "mask")
+            with body.block("else:"):
+                # int32 like range(PLANES)'s variable: Triton's if needs one type per variable
+                self.walk_run(qs, regs, lp_s, f"range(0, ({slow} - first).to(tl.int32))", "mask")
+            for r in self.nest.reductions:
+                v = py_name(r.var)
+                body(f"{v} = tl.where(mask, {v}, {identity(r.op, r.dtype)})")
+        else:
+            # a constant trip count, the last run's extra planes masked off: Triton pipelines the
+            # loads of such a loop (dynamic bounds ran at 57% of the H200's copy bandwidth in a
+            # 128x2 tile walking 8 planes, the constant count at 83%)
+            self.walk_run(qs, regs, lp_s, "range(PLANES)", f"mask & (zero_lanes + {py_name(lp_s.var)}_k < {slow})")
+        self.store_partials()
+        return self.head(extra).text() + body.text()
+
+    def walk_run(self, qs: list[Queue], regs: dict[ir.Load, ir.Expr], lp_s: ir.Loop, runs: str, lanes: str) -> None:
+        """The walk of one program over planes ``runs`` of ``lp_s``, ``lanes`` the lanes each plane
+        has; the lanes' mask alone: scalars are assigned without guards (``Schedule.late_masks``)."""
+        body, plane = self.out, py_name(lp_s.var)
+        with body.block(f"for run in {runs}:"):
             body(f"{plane}_k = first + run")
             # the plane's condition as lanes: Triton's interpreter cannot combine a 0-d condition with a mask
-            body(f"in_plane = mask & (zero_lanes + {plane}_k < {slow})")
+            body(f"in_plane = {lanes}")
             body(self.index_line(lp_s, f"{plane}_k"))
             self.dev.mask = "in_plane"
             for g, q in enumerate(qs):
                 body(f"{q.names(g)[-1]} = {self.dev(q.slots[-1])}")
+            self.unguarded = "in_plane" if lanes == "mask" else ""
             for s in self.nest.body:
                 self.stmt(ir.replace_exprs(s, regs), "in_plane")  # type: ignore[arg-type]
+            self.unguarded = ""
             for g, q in enumerate(qs):
                 names = q.names(g)
                 body(f"{', '.join(names[:-1])} = {', '.join(names[1:])}")
-        self.store_partials()
-        return self.head(extra).text() + body.text()
 
     def store_partials(self) -> None:
         """Each reduction's lanes combined and stored as the program's partial."""
@@ -424,7 +447,14 @@ class NestEmitter(_Emitter):
                 self.vector.add(name)
                 val = fold(s.value)
                 text = literal(val.value, dt, True) if isinstance(val, ir.Const) else self.value(val, dt)
-                body(f"{py_name(name)} = tl.where({mask}, {text}, {py_name(name)})")
+                if mask != self.unguarded:
+                    body(f"{py_name(name)} = tl.where({mask}, {text}, {py_name(name)})")
+                elif isinstance(val, ir.Const):  # still one value per lane
+                    body(f"{py_name(name)} = {self.value(val, dt, '[BLOCK]')}")
+                elif not self.is_vector(val):
+                    body(f"{py_name(name)} = tl.zeros([BLOCK], {dev_dtype(dt)}) + {text}")
+                else:
+                    body(f"{py_name(name)} = {text}")
             else:
                 decl = self.kernel.param(s.target.array)
                 text = self.value(s.value, decl.dtype, "[BLOCK]")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -314,54 +315,67 @@ def test_stencil_2d_halo_left(tmp_path: Path) -> None:
         np.testing.assert_allclose(tb.cpu().numpy().reshape((nn + 2, mm + 2), order="F"), want, rtol=1e-14)
 
 
-@pytest.mark.parametrize("march", [0, 1, 5])
-def test_2d_walk_with_reductions_and_unrolled_corners(tmp_path: Path, march: int) -> None:
-    """field_summary_like's shape: two sums over the cells of a 2-D grid, one of them over the squared
+@pytest.mark.filterwarnings("ignore:divide by zero:RuntimeWarning", "ignore:invalid value:RuntimeWarning")
+@pytest.mark.parametrize(("march", "late"), [(0, False), (1, False), (5, False), (0, True), (5, True)])
+def test_2d_walk_with_reductions_and_unrolled_corners(tmp_path: Path, march: int, late: bool) -> None:
+    """field_summary_like's shape: sums over the cells of a 2-D grid, one of them over the squared
     velocities at the cell's 2 x 2 corners (inner loops over kv, jv). Walked by rows (the default, runs
     of 16; and runs of 5 over 7 and 20 rows) the corner loops are written out and their reads of the
     node rows k and k+1 come from register queues, one partial per program; a point per lane
-    (``march=1``) keeps the loops. Scalars named like the walk's locals (``first``, ``run``) keep their values."""
+    (``march=1``) keeps the loops. Scalars named like the walk's locals (``first``, ``run``) keep their values.
+    ``Schedule.late_masks``: scalars are assigned without guards, the last run of a column walks only the rows
+    there are, and the lanes past the fast loop (whose zero loads make ``cm / den`` NaN) leave the sums after
+    the walk."""
     nx, ny, j, k, kv, jv = v("nx"), v("ny"), v("j"), v("k"), v("kv"), v("jv")
-    s, cm, mass, ke = v("s", F64), v("cm", F64), v("mass", F64), v("ke", F64)
-    reds = (ir.Reduction("mass", "add", F64), ir.Reduction("ke", "add", F64))
+    s, cm, mass, ke, ie = v("s", F64), v("cm", F64), v("mass", F64), v("ke", F64), v("ie", F64)
+    reds = (ir.Reduction("mass", "add", F64), ir.Reduction("ke", "add", F64), ir.Reduction("ie", "add", F64))
     sq = lambda a: b("mul", ld(a, jv, kv), ld(a, jv, kv))  # noqa: E731
     corner = loop("kv", k, b("add", k, c(2)), (loop("jv", j, b("add", j, c(2)), (
         ir.Assign(s, b("add", s, b("mul", c(0.25), b("add", sq("xv"), sq("yv"))))),), red=(reds[0],)),),
         red=(reds[0],))
     body = (
-        ir.Assign(mass, c(0.0)), ir.Assign(ke, c(0.0)),
+        ir.Assign(mass, c(0.0)), ir.Assign(ke, c(0.0)), ir.Assign(ie, c(0.0)),
         loop("k", 0, ny, (loop("j", 0, nx, (
             ir.Assign(s, c(0.0)), corner,
             ir.Assign(cm, b("mul", b("mul", ld("vlm", j, k), ld("den", j, k)), v("first", F64))),
             ir.Assign(mass, b("add", mass, cm)),
             ir.Assign(ke, b("add", ke, b("mul", b("mul", cm, v("run", F64)), s))),
+            ir.Assign(ie, b("add", ie, b("div", cm, ld("den", j, k)))),
         ), red=reds),), red=reds),
     )
     nodes = (b("add", nx, c(1)), b("add", ny, c(1)))
     params = (sc("nx"), sc("ny"), sc("first", F64), sc("run", F64), arr("vlm", nx, ny), arr("den", nx, ny),
-              arr("xv", *nodes), arr("yv", *nodes), sc("mass", F64, Intent.OUT), sc("ke", F64, Intent.OUT))
+              arr("xv", *nodes), arr("yv", *nodes), sc("mass", F64, Intent.OUT), sc("ke", F64, Intent.OUT),
+              sc("ie", F64, Intent.OUT))
     locals_ = (sc("s", F64), sc("cm", F64), sc("kv"), sc("jv"))
-    mod, src = load_module(kern("fsum", params, body, locals_), tmp_path, Schedule(march=march))
+    mod, src = load_module(kern("fsum", params, body, locals_), tmp_path, Schedule(march=march, late_masks=late))
     if march == 1:
         assert "tl.static_range(2)" in src and "PLANES" not in src
+        assert "if first + PLANES" not in src  # late masks change walks only
     else:
         assert "for run in range(PLANES):" in src and "tl.static_range" not in src
         assert f"PLANES={march or 16})" in src and "lanes = block * 2" in src  # Triton's 4 warps
         walk = src[src.index("for run in range(PLANES):"):src.index("def fsum(")]
-        assert walk.count("tl.load(xv + ") == 2 and walk.count("tl.load(yv + ") == 2  # row k+1 only
+        assert walk.count("tl.load(xv + ") == 2 * (1 + late) and walk.count("tl.load(yv + ") == 2 * (1 + late)
         assert "kt_xv_kp1, = kt_xv_kp1" not in src and "kt_xv_k0 = kt_xv_kp1" in src
         assert "first_" in src and "run_" in src
+        assert ("if first + PLANES <= k_trip:" in src) == late and ("in_plane = mask\n" in src) == late
+        assert ("mass = tl.where(mask, mass, 0.0)" in src) == late
+        assert ("for run in range(0, (k_trip - first).to(tl.int32)):" in src) == late
+        assert ("mass = (mass + cm)" in walk) == late
+        assert bool(re.search(r"^\s*(s|cm|mass|ke|ie) = tl\.where\(in_plane", walk, re.M)) != late
     r = rng(11)
-    for n1, n2 in ((37, 7), (9, 20)):
-        vlm, den = r.random((n1, n2)), r.random((n1, n2))
+    for n1, n2 in ((37, 7), (9, 20), (40, 32)):
+        vlm, den = r.random((n1, n2)), r.random((n1, n2)) + 0.5
         xv, yv = r.standard_normal((n1 + 1, n2 + 1)), r.standard_normal((n1 + 1, n2 + 1))
         arrays = [t(x.ravel(order="F")) for x in (vlm, den, xv, yv)]
-        got = mod.fsum(n1, n2, 1.5, 0.5, *arrays, 0.0, 0.0, block=16)
+        got = mod.fsum(n1, n2, 1.5, 0.5, *arrays, 0.0, 0.0, 0.0, block=16)
         node = xv * xv + yv * yv
         vs = 0.25 * (node[:-1, :-1] + node[1:, :-1] + node[:-1, 1:] + node[1:, 1:])
         cell = vlm * den * 1.5
         assert got["mass"] == pytest.approx(float(cell.sum()), rel=1e-12)
         assert got["ke"] == pytest.approx(float((cell * 0.5 * vs).sum()), rel=1e-12)
+        assert got["ie"] == pytest.approx(float((cell / den).sum()), rel=1e-12)
 
 
 @pytest.mark.parametrize("march", [0, 1, 3])
@@ -391,11 +405,12 @@ def test_collapsed_3d_mixed_layouts(tmp_path: Path, march: int) -> None:
     np.testing.assert_allclose(got, want, rtol=1e-15, atol=1e-15)  # the GPU contracts a*x+b into an FMA
 
 
-@pytest.mark.parametrize("queued", [True, False])
-def test_3d_stencil_walk_with_and_without_its_plane_queue(tmp_path: Path, queued: bool) -> None:
+@pytest.mark.parametrize(("queued", "late"), [(True, False), (False, False), (True, True)])
+def test_3d_stencil_walk_with_and_without_its_plane_queue(tmp_path: Path, queued: bool, late: bool) -> None:
     """A 7-point stencil walked by planes: u's centre column at k-1, k, k+1 from a register queue
     (one new load per plane, the default; ``Schedule.queues`` -1 loads every plane); runs of 3 planes over 7
-    and 8 planes (the last run cut short), interpreter numbers against numpy."""
+    and 8 planes (the last run cut short), interpreter numbers against numpy. ``Schedule.late_masks``: whole
+    runs and the last one (only the planes there are) written apart, stores under the lane mask."""
     n1, n2, n3, i, j, k = v("n1"), v("n2"), v("n3"), v("i"), v("j"), v("k")
     u = lambda di, dj, dk: ld("u", b("add", i, c(di)), b("add", j, c(dj)), b("add", k, c(dk)))  # noqa: E731
     around = b("add", b("add", b("add", u(0, 1, 1), u(2, 1, 1)), b("add", u(1, 0, 1), u(1, 2, 1))),
@@ -405,11 +420,13 @@ def test_3d_stencil_walk_with_and_without_its_plane_queue(tmp_path: Path, queued
     two = lambda x: b("add", x, c(2))  # noqa: E731
     params = (sc("n1"), sc("n2"), sc("n3"), arr("u", two(n1), two(n2), two(n3)),
               arr("w", n1, n2, n3, intent=Intent.OUT))
-    sch = Schedule(march=3, queues=1 if queued else -1)
+    sch = Schedule(march=3, queues=1 if queued else -1, late_masks=late)
     mod, src = load_module(kern("lap7", params, body), tmp_path, sch)
     assert ("kt_u_km0" not in src) and (("kt_u_k0, kt_u_kp1 = kt_u_kp1, kt_u_kp2" in src) == queued)
     walk = src[src.index("for run in range(PLANES):"):src.index("def lap7(")]
-    assert walk.count("tl.load(u + ") == (5 if queued else 7)  # the queue: one of the three centre loads
+    # the queue: one of the three centre loads; late masks: the loop twice
+    assert walk.count("tl.load(u + ") == (5 if queued else 7) * (1 + late)
+    assert walk.count("mask=in_plane)") == 1 + late and ("if first + PLANES <= k_trip:" in src) == late
     if queued:
         assert "live = mask & (zero_lanes + first < k_trip)" in src and "mask=live" in src
     r = rng(8)

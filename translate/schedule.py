@@ -110,6 +110,11 @@ class Schedule:
     grid_stride: bool = False
     # Triton: warps of a nest's programs (num_warps); 0: Triton's default (4)
     warps: int = 0
+    # Triton walks (rows or planes): runs whose planes all exist assign scalars in every lane without
+    # `tl.where` guards, and the lanes past the fast loops leave the sums once, after the walk. On the
+    # H200 the field_summary_like walk kernel with no guards at all ran 0.613 ms against 0.659 guarded
+    # (benchmarks/probes/field_summary_guards.py); this general form has not run on a GPU yet
+    late_masks: bool = False
     # a short parallel loop around a serial loop that accumulates into one element per thread
     # (DGEMV 'N' after the interchange) splits the serial loop over blocks, adding atomically
     split_serial: bool = True
@@ -136,6 +141,7 @@ class Schedule:
                 + ("" if self.march == 0 else ", a point per thread" if self.march == 1
                    else f", {self.march} planes (rows, points) per thread")
                 + (f", {self.warps} warps" if self.warps else "")
+                + (", lane masks after the walk" if self.late_masks else "")
                 + (", grid-stride" if self.grid_stride else "")
                 + ("" if self.vectors else ", scalar accesses")
                 + ("" if self.row_pairs else ", one row per thread")
