@@ -479,6 +479,15 @@ def test_kokkos_text() -> None:
     assert 'extern "C" double kt_ddot(int n, const double* dx, const double* dy)' in dot
     rev = get_renderer("kokkos").render(hk.reverse()).source
     assert "const int i = i_lo - k_i;" in rev and "const int i = i_lo + k_i * 2;" in rev
+    # routines ending in RETURN: no return statement closing a void function, one closing a function
+    axpy, ddot = hk.daxpy(), hk.ddot()
+    ends = get_renderer("kokkos").render(replace(axpy, body=(*axpy.body, ir.Return()))).source
+    api = ends[ends.index("void daxpy_kokkos("):ends.index("// C ABI shim")]
+    assert api.rstrip().endswith("}") and not api.rstrip()[:-1].rstrip().endswith("return;")
+    assert "return;\n    }" in api  # the quick return inside its if stays
+    fn = get_renderer("kokkos").render(replace(ddot, body=(*ddot.body, ir.Return()))).source
+    api = fn[fn.index("double ddot_kokkos("):fn.index("// C ABI shim")]
+    assert "return ddot;\n    return ddot;" not in api and api.rstrip()[:-1].rstrip().endswith("return ddot;")
 
 
 def test_cuda_text() -> None:
