@@ -327,26 +327,28 @@ def test_2d_walk_with_reductions_and_unrolled_corners(tmp_path: Path, march: int
     there are, and the lanes past the fast loop (whose zero loads make ``cm / den`` NaN) leave the sums after
     the walk."""
     nx, ny, j, k, kv, jv = v("nx"), v("ny"), v("j"), v("k"), v("kv"), v("jv")
-    s, cm, mass, ke, ie = v("s", F64), v("cm", F64), v("mass", F64), v("ke", F64), v("ie", F64)
-    reds = (ir.Reduction("mass", "add", F64), ir.Reduction("ke", "add", F64), ir.Reduction("ie", "add", F64))
+    s, cm, mass, ke, ie, lo = v("s", F64), v("cm", F64), v("mass", F64), v("ke", F64), v("ie", F64), v("lo", F64)
+    reds = (ir.Reduction("mass", "add", F64), ir.Reduction("ke", "add", F64), ir.Reduction("ie", "add", F64),
+            ir.Reduction("lo", "min", F64))
     sq = lambda a: b("mul", ld(a, jv, kv), ld(a, jv, kv))  # noqa: E731
     corner = loop("kv", k, b("add", k, c(2)), (loop("jv", j, b("add", j, c(2)), (
         ir.Assign(s, b("add", s, b("mul", c(0.25), b("add", sq("xv"), sq("yv"))))),), red=(reds[0],)),),
         red=(reds[0],))
     body = (
-        ir.Assign(mass, c(0.0)), ir.Assign(ke, c(0.0)), ir.Assign(ie, c(0.0)),
+        ir.Assign(mass, c(0.0)), ir.Assign(ke, c(0.0)), ir.Assign(ie, c(0.0)), ir.Assign(lo, c(1e300)),
         loop("k", 0, ny, (loop("j", 0, nx, (
             ir.Assign(s, c(0.0)), corner,
             ir.Assign(cm, b("mul", b("mul", ld("vlm", j, k), ld("den", j, k)), v("first", F64))),
             ir.Assign(mass, b("add", mass, cm)),
             ir.Assign(ke, b("add", ke, b("mul", b("mul", cm, v("run", F64)), s))),
             ir.Assign(ie, b("add", ie, b("div", cm, ld("den", j, k)))),
+            ir.Assign(lo, call("min", lo, b("div", cm, ld("den", j, k)))),
         ), red=reds),), red=reds),
     )
     nodes = (b("add", nx, c(1)), b("add", ny, c(1)))
     params = (sc("nx"), sc("ny"), sc("first", F64), sc("run", F64), arr("vlm", nx, ny), arr("den", nx, ny),
               arr("xv", *nodes), arr("yv", *nodes), sc("mass", F64, Intent.OUT), sc("ke", F64, Intent.OUT),
-              sc("ie", F64, Intent.OUT))
+              sc("ie", F64, Intent.OUT), sc("lo", F64, Intent.OUT))
     locals_ = (sc("s", F64), sc("cm", F64), sc("kv"), sc("jv"))
     mod, src = load_module(kern("fsum", params, body, locals_), tmp_path, Schedule(march=march, late_masks=late))
     if march == 1:
@@ -361,21 +363,23 @@ def test_2d_walk_with_reductions_and_unrolled_corners(tmp_path: Path, march: int
         assert "first_" in src and "run_" in src
         assert ("if first + PLANES <= k_trip:" in src) == late and ("in_plane = mask\n" in src) == late
         assert ("mass = tl.where(mask, mass, 0.0)" in src) == late
+        assert ('lo = tl.where(mask, lo, float("inf"))' in src) == late
         assert ("for run in range(0, (k_trip - first).to(tl.int32)):" in src) == late
         assert ("mass = (mass + cm)" in walk) == late
-        assert bool(re.search(r"^\s*(s|cm|mass|ke|ie) = tl\.where\(in_plane", walk, re.M)) != late
+        assert bool(re.search(r"^\s*(s|cm|mass|ke|ie|lo) = tl\.where\(in_plane", walk, re.M)) != late
     r = rng(11)
     for n1, n2 in ((37, 7), (9, 20), (40, 32)):
         vlm, den = r.random((n1, n2)), r.random((n1, n2)) + 0.5
         xv, yv = r.standard_normal((n1 + 1, n2 + 1)), r.standard_normal((n1 + 1, n2 + 1))
         arrays = [t(x.ravel(order="F")) for x in (vlm, den, xv, yv)]
-        got = mod.fsum(n1, n2, 1.5, 0.5, *arrays, 0.0, 0.0, 0.0, block=16)
+        got = mod.fsum(n1, n2, 1.5, 0.5, *arrays, 0.0, 0.0, 0.0, 0.0, block=16)
         node = xv * xv + yv * yv
         vs = 0.25 * (node[:-1, :-1] + node[1:, :-1] + node[:-1, 1:] + node[1:, 1:])
         cell = vlm * den * 1.5
         assert got["mass"] == pytest.approx(float(cell.sum()), rel=1e-12)
         assert got["ke"] == pytest.approx(float((cell * 0.5 * vs).sum()), rel=1e-12)
         assert got["ie"] == pytest.approx(float((cell / den).sum()), rel=1e-12)
+        assert got["lo"] == pytest.approx(float((cell / den).min()), rel=1e-15)
 
 
 @pytest.mark.parametrize("march", [0, 1, 3])
