@@ -315,17 +315,8 @@ def test_stencil_2d_halo_left(tmp_path: Path) -> None:
         np.testing.assert_allclose(tb.cpu().numpy().reshape((nn + 2, mm + 2), order="F"), want, rtol=1e-14)
 
 
-@pytest.mark.filterwarnings("ignore:divide by zero:RuntimeWarning", "ignore:invalid value:RuntimeWarning")
-@pytest.mark.parametrize(("march", "late"), [(0, False), (1, False), (5, False), (0, True), (5, True)])
-def test_2d_walk_with_reductions_and_unrolled_corners(tmp_path: Path, march: int, late: bool) -> None:
-    """field_summary_like's shape: sums over the cells of a 2-D grid, one of them over the squared
-    velocities at the cell's 2 x 2 corners (inner loops over kv, jv). Walked by rows (the default, runs
-    of 16; and runs of 5 over 7 and 20 rows) the corner loops are written out and their reads of the
-    node rows k and k+1 come from register queues, one partial per program; a point per lane
-    (``march=1``) keeps the loops. Scalars named like the walk's locals (``first``, ``run``) keep their values.
-    ``Schedule.late_masks``: scalars are assigned without guards, the last run of a column walks only the rows
-    there are, and the lanes past the fast loop (whose zero loads make ``cm / den`` NaN) leave the sums after
-    the walk."""
+def fsum_kernel() -> ir.Kernel:
+    """field_summary_like's shape (tests of its walk below and in test_triton_compile)."""
     nx, ny, j, k, kv, jv = v("nx"), v("ny"), v("j"), v("k"), v("kv"), v("jv")
     s, cm, mass, ke, ie, lo = v("s", F64), v("cm", F64), v("mass", F64), v("ke", F64), v("ie", F64), v("lo", F64)
     reds = (ir.Reduction("mass", "add", F64), ir.Reduction("ke", "add", F64), ir.Reduction("ie", "add", F64),
@@ -350,7 +341,21 @@ def test_2d_walk_with_reductions_and_unrolled_corners(tmp_path: Path, march: int
               arr("xv", *nodes), arr("yv", *nodes), sc("mass", F64, Intent.OUT), sc("ke", F64, Intent.OUT),
               sc("ie", F64, Intent.OUT), sc("lo", F64, Intent.OUT))
     locals_ = (sc("s", F64), sc("cm", F64), sc("kv"), sc("jv"))
-    mod, src = load_module(kern("fsum", params, body, locals_), tmp_path, Schedule(march=march, late_masks=late))
+    return kern("fsum", params, body, locals_)
+
+
+@pytest.mark.filterwarnings("ignore:divide by zero:RuntimeWarning", "ignore:invalid value:RuntimeWarning")
+@pytest.mark.parametrize(("march", "late"), [(0, False), (1, False), (5, False), (0, True), (5, True)])
+def test_2d_walk_with_reductions_and_unrolled_corners(tmp_path: Path, march: int, late: bool) -> None:
+    """field_summary_like's shape: sums over the cells of a 2-D grid, one of them over the squared
+    velocities at the cell's 2 x 2 corners (inner loops over kv, jv). Walked by rows (the default, runs
+    of 16; and runs of 5 over 7 and 20 rows) the corner loops are written out and their reads of the
+    node rows k and k+1 come from register queues, one partial per program; a point per lane
+    (``march=1``) keeps the loops. Scalars named like the walk's locals (``first``, ``run``) keep their values.
+    ``Schedule.late_masks``: scalars are assigned without guards, the last run of a column walks only the rows
+    there are, and the lanes past the fast loop (whose zero loads make ``cm / den`` NaN) leave the sums after
+    the walk."""
+    mod, src = load_module(fsum_kernel(), tmp_path, Schedule(march=march, late_masks=late))
     if march == 1:
         assert "tl.static_range(2)" in src and "PLANES" not in src
         assert "if first + PLANES" not in src  # late masks change walks only
@@ -409,12 +414,8 @@ def test_collapsed_3d_mixed_layouts(tmp_path: Path, march: int) -> None:
     np.testing.assert_allclose(got, want, rtol=1e-15, atol=1e-15)  # the GPU contracts a*x+b into an FMA
 
 
-@pytest.mark.parametrize(("queued", "late"), [(True, False), (False, False), (True, True)])
-def test_3d_stencil_walk_with_and_without_its_plane_queue(tmp_path: Path, queued: bool, late: bool) -> None:
-    """A 7-point stencil walked by planes: u's centre column at k-1, k, k+1 from a register queue
-    (one new load per plane, the default; ``Schedule.queues`` -1 loads every plane); runs of 3 planes over 7
-    and 8 planes (the last run cut short), interpreter numbers against numpy. ``Schedule.late_masks``: whole
-    runs and the last one (only the planes there are) written apart, stores under the lane mask."""
+def lap7_kernel() -> ir.Kernel:
+    """A 7-point Laplacian over a 3-D grid with a halo of one."""
     n1, n2, n3, i, j, k = v("n1"), v("n2"), v("n3"), v("i"), v("j"), v("k")
     u = lambda di, dj, dk: ld("u", b("add", i, c(di)), b("add", j, c(dj)), b("add", k, c(dk)))  # noqa: E731
     around = b("add", b("add", b("add", u(0, 1, 1), u(2, 1, 1)), b("add", u(1, 0, 1), u(1, 2, 1))),
@@ -424,8 +425,17 @@ def test_3d_stencil_walk_with_and_without_its_plane_queue(tmp_path: Path, queued
     two = lambda x: b("add", x, c(2))  # noqa: E731
     params = (sc("n1"), sc("n2"), sc("n3"), arr("u", two(n1), two(n2), two(n3)),
               arr("w", n1, n2, n3, intent=Intent.OUT))
+    return kern("lap7", params, body)
+
+
+@pytest.mark.parametrize(("queued", "late"), [(True, False), (False, False), (True, True)])
+def test_3d_stencil_walk_with_and_without_its_plane_queue(tmp_path: Path, queued: bool, late: bool) -> None:
+    """A 7-point stencil walked by planes: u's centre column at k-1, k, k+1 from a register queue
+    (one new load per plane, the default; ``Schedule.queues`` -1 loads every plane); runs of 3 planes over 7
+    and 8 planes (the last run cut short), interpreter numbers against numpy. ``Schedule.late_masks``: whole
+    runs and the last one (only the planes there are) written apart, stores under the lane mask."""
     sch = Schedule(march=3, queues=1 if queued else -1, late_masks=late)
-    mod, src = load_module(kern("lap7", params, body), tmp_path, sch)
+    mod, src = load_module(lap7_kernel(), tmp_path, sch)
     assert ("kt_u_km0" not in src) and (("kt_u_k0, kt_u_kp1 = kt_u_kp1, kt_u_kp2" in src) == queued)
     walk = src[src.index("for run in range(PLANES):"):src.index("def lap7(")]
     # the queue: one of the three centre loads; late masks: the loop twice
