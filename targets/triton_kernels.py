@@ -333,10 +333,10 @@ class NestEmitter(_Emitter):
             # run of a column walks only the planes there are (a loop of its own: a kernel's registers
             # are those of its largest path, so a guarded tail would cost every run)
             with body.block(f"if first + PLANES <= {slow}:"):
-                self.walk_run(qs, regs, lp_s, "range(PLANES)", "mask")
+                self.walk_run(qs, regs, lp_s, "range(PLANES)", slow, guarded=False)
             with body.block("else:"):
                 # int32 like range(PLANES)'s variable: Triton's if needs one type per variable
-                self.walk_run(qs, regs, lp_s, f"range(0, ({slow} - first).to(tl.int32))", "mask")
+                self.walk_run(qs, regs, lp_s, f"range(0, ({slow} - first).to(tl.int32))", slow, guarded=False)
             for r in self.nest.reductions:
                 v = py_name(r.var)
                 body(f"{v} = tl.where(mask, {v}, {identity(r.op, r.dtype)})")
@@ -344,23 +344,29 @@ class NestEmitter(_Emitter):
             # a constant trip count, the last run's extra planes masked off: Triton pipelines the
             # loads of such a loop (dynamic bounds ran at 57% of the H200's copy bandwidth in a
             # 128x2 tile walking 8 planes, the constant count at 83%)
-            self.walk_run(qs, regs, lp_s, "range(PLANES)", f"mask & (zero_lanes + {py_name(lp_s.var)}_k < {slow})")
+            self.walk_run(qs, regs, lp_s, "range(PLANES)", slow, guarded=True)
         self.store_partials()
         return self.head(extra).text() + body.text()
 
-    def walk_run(self, qs: list[Queue], regs: dict[ir.Load, ir.Expr], lp_s: ir.Loop, runs: str, lanes: str) -> None:
-        """The walk of one program over planes ``runs`` of ``lp_s``, ``lanes`` the lanes each plane
-        has; the lanes' mask alone: scalars are assigned without guards (``Schedule.late_masks``)."""
+    def walk_run(self, qs: list[Queue], regs: dict[ir.Load, ir.Expr], lp_s: ir.Loop, runs: str, slow: str,
+                 guarded: bool) -> None:
+        """The walk of one program over planes ``runs`` of ``lp_s`` (``slow`` of them in all).
+        ``guarded``: a plane past the last is masked off and every scalar assignment guarded by the
+        lanes' mask; else every plane of ``runs`` exists and scalars are assigned without guards
+        (``Schedule.late_masks``)."""
         body, plane = self.out, py_name(lp_s.var)
         with body.block(f"for run in {runs}:"):
             body(f"{plane}_k = first + run")
-            # the plane's condition as lanes: Triton's interpreter cannot combine a 0-d condition with a mask
-            body(f"in_plane = {lanes}")
+            if guarded:
+                # the plane's condition as lanes: Triton's interpreter cannot combine a 0-d condition with a mask
+                body(f"in_plane = mask & (zero_lanes + {plane}_k < {slow})")
+            else:
+                body("in_plane = mask")
             body(self.index_line(lp_s, f"{plane}_k"))
             self.dev.mask = "in_plane"
             for g, q in enumerate(qs):
                 body(f"{q.names(g)[-1]} = {self.dev(q.slots[-1])}")
-            self.unguarded = "in_plane" if lanes == "mask" else ""
+            self.unguarded = "" if guarded else "in_plane"
             for s in self.nest.body:
                 self.stmt(ir.replace_exprs(s, regs), "in_plane")  # type: ignore[arg-type]
             self.unguarded = ""

@@ -110,10 +110,11 @@ class Schedule:
     grid_stride: bool = False
     # Triton: warps of a nest's programs (num_warps); 0: Triton's default (4)
     warps: int = 0
-    # Triton walks (rows or planes): runs whose planes all exist assign scalars in every lane without
-    # `tl.where` guards, and the lanes past the fast loops leave the sums once, after the walk. On the
-    # H200 the field_summary_like walk kernel with no guards at all ran 0.613 ms against 0.659 guarded
-    # (benchmarks/probes/field_summary_guards.py); this general form has not run on a GPU yet
+    # Triton walks (rows or planes): scalars assigned in every lane without `tl.where` guards, the last
+    # run of planes walking only the planes there are, and the lanes past the fast loops leaving the
+    # sums once, after the walk. On the H200 the field_summary_like walk kernel with no guards at all
+    # ran 0.613 ms against 0.659 guarded (benchmarks/probes/field_summary_guards.py); this general form
+    # has not run on a GPU yet
     late_masks: bool = False
     # a short parallel loop around a serial loop that accumulates into one element per thread
     # (DGEMV 'N' after the interchange) splits the serial loop over blocks, adding atomically

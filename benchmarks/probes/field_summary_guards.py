@@ -12,7 +12,6 @@ table's size), in turns, with their register counts and spills as compiled on th
 ``python benchmarks/probes/field_summary_guards.py [FILE]`` from the repository root after ``scripts/run-examples``
 (FILE: a generated field_summary_like_triton.py with its guards, by default the examples' output)."""
 
-import importlib.util
 import re
 import statistics
 import sys
@@ -24,11 +23,9 @@ from types import ModuleType
 import torch
 import triton
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from field_summary_walk import fs_walk  # noqa: E402
-
-from validation.timing import time_gpu  # noqa: E402
+from probe_common import field_summary_arrays, in_turns, load  # noqa: E402
 
 SRC = Path("examples/fortran_numerics/out/numerics_stencils/triton/field_summary_like_triton.py")
 ROOF = 4284.0  # GB/s, the H200's measured copy roof
@@ -48,24 +45,20 @@ def forms(text: str) -> dict[str, str]:
     return {"generated": text, "private": private, "unguarded": unguarded}
 
 
-def load(name: str, text: str, folder: Path) -> ModuleType:
+def written(name: str, text: str, folder: Path) -> ModuleType:
+    """``text`` written to ``folder`` and loaded as module ``fs_<name>``."""
     path = folder / f"fs_{name}.py"
     path.write_text(text)
-    spec = importlib.util.spec_from_file_location(f"fs_{name}", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load(path, f"fs_{name}")
 
 
 def main() -> None:
     nx, ny, rows = 8132, 6776, 16
-    g = torch.Generator(device="cuda").manual_seed(0)
-    cells = [torch.rand((nx + 4) * (ny + 4), dtype=torch.float64, device="cuda", generator=g) for _ in range(4)]
-    vels = [torch.rand((nx + 5) * (ny + 5), dtype=torch.float64, device="cuda", generator=g) for _ in range(2)]
+    cells, vels = field_summary_arrays(nx, ny)
     gb = sum(t.numel() for t in cells + vels) * 8 / 1e9
     folder = Path(tempfile.mkdtemp())
     src = Path(sys.argv[1]) if len(sys.argv) > 1 else SRC
-    mods = {name: load(name, text, folder) for name, text in forms(src.read_text()).items()}
+    mods = {name: written(name, text, folder) for name, text in forms(src.read_text()).items()}
     want = mods["generated"].field_summary_like(1, nx, 1, ny, *cells, *vels, 0.0, 0.0, 0.0, 0.0, 0.0)
     calls: dict[str, Callable[[], None]] = {}
     for lanes, warps in SHAPES:
@@ -90,11 +83,7 @@ def main() -> None:
         calls[f"hand {lanes} lanes w{warps}"] = hand
     calls["generated launcher (as the region table times it)"] = lambda: mods["generated"].field_summary_like(
         1, nx, 1, ny, *cells, *vels, 0.0, 0.0, 0.0, 0.0, 0.0)
-    times: dict[str, list[float]] = {name: [] for name in calls}
-    for _ in range(3):
-        for name, fn in calls.items():
-            times[name].append(time_gpu(fn, reps=20).median_s)
-    for name, ts in times.items():
+    for name, ts in in_turns(calls, reps=20).items():
         t = statistics.median(ts)
         print(f"{name:52s} {t * 1e3:7.3f} ms {gb / t:6.0f} GB/s {100 * gb / t / ROOF:4.0f}%  rounds "
               + " / ".join(f"{x * 1e3:.3f}" for x in ts), flush=True)

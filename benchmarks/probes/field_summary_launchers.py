@@ -1,18 +1,14 @@
 """field_summary_like's Triton launcher, the previous file (five partial arrays, 256 lanes) against
 the current (one array of partials, 1024 lanes), called in turns at the region table's size."""
 
-import importlib.util
 import statistics
 import sys
+from pathlib import Path
 
 import torch
 
-
-def load(path: str, name: str):
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from probe_common import load  # noqa: E402
 
 
 def main() -> None:

@@ -8,8 +8,6 @@ only once the host has woken up from it, so the host's wake-up is in every time 
 ``python benchmarks/probes/reduction_sync.py FILE`` from the repository root (FILE: a generated
 field_summary_like_triton.py; run it in several processes)."""
 
-import importlib.util
-import statistics
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -17,18 +15,14 @@ from pathlib import Path
 import torch
 import triton
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from validation.timing import time_gpu  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from probe_common import field_summary_arrays, in_turns, load, rounds_text  # noqa: E402
 
 
 def main() -> None:
-    spec = importlib.util.spec_from_file_location("fs", sys.argv[1])
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = load(sys.argv[1], "fs")
     nx, ny = 8132, 6776
-    g = torch.Generator(device="cuda").manual_seed(0)
-    cells = [torch.rand((nx + 4) * (ny + 4), dtype=torch.float64, device="cuda", generator=g) for _ in range(4)]
-    vels = [torch.rand((nx + 5) * (ny + 5), dtype=torch.float64, device="cuda", generator=g) for _ in range(2)]
+    cells, vels = field_summary_arrays(nx, ny)
     grid = (triton.cdiv(nx, 512) * triton.cdiv(ny, 16),)  # the launcher's walk: 512 lanes walking runs of 16 rows
     part = torch.empty((5, grid[0]), dtype=torch.float64, device="cuda")
 
@@ -52,13 +46,8 @@ def main() -> None:
 
     calls: dict[str, Callable[[], None]] = {"kernel": kernel, "kernel+sum": summed, "kernel+sum+tolist": fetched,
                                             "kernel+synchronize": synced, "launcher": launcher}
-    times: dict[str, list[float]] = {name: [] for name in calls}
-    for _ in range(3):
-        for name, fn in calls.items():
-            times[name].append(time_gpu(fn, reps=30).median_s)
-    for name, ts in times.items():
-        print(f"{name:22s} {statistics.median(ts) * 1e3:.3f} ms rounds " + " / ".join(f"{t * 1e3:.3f}" for t in ts),
-              flush=True)
+    for name, ts in in_turns(calls).items():
+        print(f"{name:22s} {rounds_text(ts)}", flush=True)
 
 
 if __name__ == "__main__":
