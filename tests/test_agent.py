@@ -213,10 +213,14 @@ MM_SETTINGS = """    targets: [kokkos]
 
 @pytest.mark.slow
 def test_optimizer_answers_are_gated_and_timed(tmp_path: Path, server: ScriptedLLMServer, api_key: str) -> None:
-    """A cheating answer is rejected; a correct one that is not faster is not taken; the files stay."""
+    """A cheating answer is rejected; a correct one that is slower (the product run four times over)
+    is not taken; the files stay."""
     _run_one(tmp_path, "mm.f", MATMUL, MM_SETTINGS, "{provider: none}", "mmlike")
     generated = (tmp_path / "out" / "search" / "kokkos" / "mmlike_kokkos.cpp").read_text()
-    server.add("```cpp\n#include <chrono>\n" + generated + "\n```", "```cpp\n" + generated + "\n```")
+    call = "    mmlike_loop1(m, n, k, a, b, c);\n"
+    assert call in generated
+    slower = generated.replace(call, "    for (int rep = 0; rep < 4; ++rep) {\n    " + call + "    }\n")
+    server.add("```cpp\n#include <chrono>\n" + generated + "\n```", "```cpp\n" + slower + "\n```")
     region = _run_one(tmp_path, "mm.f", MATMUL, MM_SETTINGS, _agent(server, optimizer=2), "mmlike")
     tries = [(a["role"], a["status"]) for a in region["attempts"] if a.get("role") == "optimizer"]
     assert tries == [("optimizer", "rejected"), ("optimizer", "failed")]
@@ -287,8 +291,8 @@ def test_fixer_repairs_a_compiler_translation_that_failed(tmp_path: Path, server
 @pytest.mark.parametrize("second", [0.004, 0.1])
 def test_a_tenfold_speedup_is_timed_again(tmp_path: Path, server: ScriptedLLMServer, api_key: str,
                                           monkeypatch: pytest.MonkeyPatch, second: float) -> None:
-    """An optimizer answer timed at more than 10x faster than the current version is timed a second
-    time: kept and flagged ``suspicious_speedup`` when the two timings agree, rejected when not.
+    """An optimizer answer timed at more than 10x faster than the current version (both timed in
+    turns): kept and flagged ``suspicious_speedup`` when the answer's two timings agree, rejected when not.
     (The timings are stood in for: a genuine tenfold answer is not something a test can script.)"""
     from translate.pipeline import WorkflowRun
 
@@ -297,7 +301,8 @@ def test_a_tenfold_speedup_is_timed_again(tmp_path: Path, server: ScriptedLLMSer
 
     before = run("{provider: none}")["targets"]["kokkos"]["time_s"]
     generated = (tmp_path / "out" / "search" / "kokkos" / "mmlike_kokkos.cpp").read_text()
-    timings = iter([before / 250, before * second])  # the answer's first and second timing
+    # in turns: the answer, the current version, the answer again, the current version again
+    timings = iter([before / 250, before, before * second, before])
 
     monkeypatch.setattr(WorkflowRun, "time_written", lambda self, name, target: next(timings))
     server.add("```cpp\n" + generated + "\n```")
