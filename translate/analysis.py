@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from translate import interchange, ir
+from translate import condreduce, interchange, ir
 from translate.ir import BinOp, Call, Const, DType, Expr, Load, LoopKind, Var
 from translate.reroll import reroll
 from translate.simplify import add, linearize, mul, simplify, sub
@@ -205,6 +205,19 @@ class _Ctx:
         return loop, []
 
     def classify(self, loop: ir.Loop, cont: list[tuple[ir.Stmt, ...]]) -> ir.Loop:
+        """``loop`` with its kind, reductions, private scalars and the reason; a max or min
+        written as ``IF (E .GT. V) V = E`` is rewritten as one (translate.condreduce) when the
+        loop is then a parallel reduction of it, and left as written when not."""
+        body, names = condreduce.rewrite(loop.body)
+        if names:
+            rewritten = self.classify_as_written(replace(loop, body=body), cont)
+            if rewritten.kind is LoopKind.PARALLEL and set(names) <= {r.var for r in rewritten.reductions}:
+                read = "; ".join(f"the IF updating {n} is read as {n} = {op.upper()}({n}, ...)"
+                                 for n, op in sorted(names.items()))
+                return replace(rewritten, reason=f"{rewritten.reason}; {read}")
+        return self.classify_as_written(loop, cont)
+
+    def classify_as_written(self, loop: ir.Loop, cont: list[tuple[ir.Stmt, ...]]) -> ir.Loop:
         v = loop.var
         reasons: list[str] = []
         notes: list[str] = []

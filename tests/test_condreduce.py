@@ -1,0 +1,142 @@
+"""Max and min reductions written as ``IF (E .GT. V) V = E``: the analysis reads them as
+reductions only where the loop is then parallel, and the Kokkos translation returns the
+Fortran reference's result on data with NaNs (a NaN element skipped, a NaN starting value kept)."""
+
+from __future__ import annotations
+
+import math
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from parsers.fortran import parse_source
+from targets.base import get_renderer
+from translate import ir
+from translate.analysis import analyze
+from validation import runners, toolchains
+from validation.inputs import make_case
+
+CONDMAX = """      SUBROUTINE CONDMAX(N, DX, RMAX, RMIN)
+      INTEGER N
+      DOUBLE PRECISION DX(N), RMAX, RMIN
+      INTEGER I
+      RMAX = DABS(DX(1))
+      RMIN = DX(1)
+      DO 10 I = 2, N
+         IF (DABS(DX(I)).GT.RMAX) RMAX = DABS(DX(I))
+         IF (RMIN .GE. DX(I)) RMIN = DX(I)
+   10 CONTINUE
+      END
+"""
+
+
+def _analysed(text: str, name: str = "s.f") -> ir.Kernel:
+    return analyze(parse_source(text, name, fixed_form=False).kernels[0])
+
+
+def _loops(k: ir.Kernel) -> list[ir.Loop]:
+    return [n for s in k.body for n in ir.walk(s) if isinstance(n, ir.Loop)]
+
+
+def test_if_updates_are_max_and_min_reductions() -> None:
+    (lp,) = _loops(analyze(parse_source(CONDMAX, "condmax.f", fixed_form=True).kernels[0]))
+    assert lp.kind is ir.LoopKind.PARALLEL
+    assert {(r.var, r.op) for r in lp.reductions} == {("rmax", "max"), ("rmin", "min")}
+    assert "the IF updating rmax is read as rmax = MAX(rmax, ...)" in lp.reason
+    assert "the IF updating rmin is read as rmin = MIN(rmin, ...)" in lp.reason
+    assert not any(isinstance(s, ir.If) for s in lp.body)
+
+
+@pytest.mark.parametrize("cond", ["x(i) > m", "m < x(i)", "x(i) >= m"])
+def test_each_form_of_the_max_test(cond: str) -> None:
+    src = (f"subroutine f(n, x, m)\n  integer n, i\n  real(8) x(n), m\n  do i = 1, n\n"
+           f"    if ({cond}) m = x(i)\n  end do\nend\n")
+    (lp,) = _loops(_analysed(src))
+    assert lp.kind is ir.LoopKind.PARALLEL and [(r.var, r.op) for r in lp.reductions] == [("m", "max")]
+
+
+@pytest.mark.parametrize("body", [
+    "if (x(i) > m) then\n      m = x(i)\n      k = i\n    end if",  # the index too: no reduction the IR has
+    "if (x(i) > m) m = x(i) + m",  # the new value reads the old
+    "if (x(i) > m) m = x(i + 1)",  # stores another value than it tested
+    "if (x(i) > m) m = x(i)\n    x(i) = m",  # the running value used in the loop
+])
+def test_other_conditional_updates_stay_serial_and_as_written(body: str) -> None:
+    src = (f"subroutine f(n, x, m, k)\n  integer n, i, k\n  real(8) x(n + 1), m\n  do i = 1, n\n"
+           f"    {body}\n  end do\nend\n")
+    (lp,) = _loops(_analysed(src))
+    assert lp.kind is ir.LoopKind.SERIAL
+    assert isinstance(lp.body[0], ir.If) and "read as" not in lp.reason
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not (toolchains.gfortran().available and toolchains.f2py().available
+                         and toolchains.find_kokkos() is not None and shutil.which("g++")),
+                    reason="needs gfortran, numpy.f2py and Kokkos")
+def test_kokkos_matches_the_reference_on_nans(tmp_path: Path) -> None:
+    src = tmp_path / "condmax.f"
+    src.write_text(CONDMAX)
+    kernel = analyze(parse_source(CONDMAX, str(src), fixed_form=True).kernels[0])
+    ref = runners.build_reference([src], [kernel], tmp_path / "work", cache_dir=tmp_path / "cache")
+    assert ref.ok, ref.reason + ref.log
+    get_renderer("kokkos").render(kernel).write(tmp_path / "out")
+    nan = math.nan
+    datasets = {
+        "nan inside": [1.0, -3.0, nan, 7.5, -9.0, 2.0],
+        "nan first": [nan, 4.0, -8.0, 1.0],
+        "nan last": [0.5, -2.0, 6.0, nan],
+        "no nan": [3.0, -1.0, 4.0, -1.5, 9.0, -2.6],
+    }
+    for what, values in datasets.items():
+        case = make_case(kernel, {"n": len(values)}, {}, {}, seed=1)
+        case.arrays["dx"][:] = np.array(values)
+        want = runners.run_reference(ref, kernel, case, tmp_path / "work")
+        got = runners.run_candidate("kokkos", tmp_path / "out" / "kokkos", kernel, case, tmp_path / "work",
+                                    tmp_path / "cache")
+        assert want.ok and got.ok, (what, want.reason, got.reason)
+        for out in ("rmax", "rmin"):
+            w, g = float(want.outputs[out]), float(got.outputs[out])
+            assert (math.isnan(w) and math.isnan(g)) or w == g, (what, out, w, g)
+        if what == "nan first":
+            assert math.isnan(float(got.outputs["rmax"]))
+        if what == "nan inside":
+            assert float(got.outputs["rmax"]) == 9.0 and float(got.outputs["rmin"]) == -9.0
+
+
+def _if_semantics(values: list[float]) -> dict[str, float]:
+    """CONDMAX run in order, as the source says."""
+    rmax, rmin = abs(values[0]), values[0]
+    for x in values[1:]:
+        if abs(x) > rmax:
+            rmax = abs(x)
+        if rmin >= x:
+            rmin = x
+    return {"rmax": rmax, "rmin": rmin}
+
+
+@pytest.mark.parametrize("target", [pytest.param("cuda", marks=pytest.mark.gpu), "triton"])
+def test_cuda_and_triton_match_the_source_on_nans(tmp_path: Path, target: str) -> None:
+    """The same data through CUDA and Triton (no Fortran on a GPU machine: the source's result
+    is computed in order here), with enough elements that every block holds a NaN; Triton runs
+    compiled where there is a GPU and in its interpreter where not."""
+    gpu = toolchains.has_gpu()
+    if target == "cuda" and not gpu:
+        pytest.skip("no CUDA GPU")
+    kernel = analyze(parse_source(CONDMAX, "condmax.f", fixed_form=True).kernels[0])
+    get_renderer(target).render(kernel).write(tmp_path / "out")
+    rng = np.random.default_rng(5)
+    many = rng.standard_normal(1 << 20)
+    many[1::1000] = math.nan  # not the first: that is its own case
+    datasets = {"nan inside": [1.0, -3.0, math.nan, 7.5, -9.0, 2.0], "nan first": [math.nan, *many[1:]],
+                "nans everywhere": list(many)}
+    for what, values in datasets.items():
+        case = make_case(kernel, {"n": len(values)}, {}, {}, seed=1)
+        case.arrays["dx"][:] = np.array(values)
+        got = runners.run_candidate(target, tmp_path / "out" / target, kernel, case, tmp_path / "work",
+                                    tmp_path / "cache", gpu=gpu)
+        assert got.ok, (what, got.reason)
+        for out, w in _if_semantics(values).items():
+            g = float(got.outputs[out])
+            assert (math.isnan(w) and math.isnan(g)) or w == g, (target, what, out, w, g)
