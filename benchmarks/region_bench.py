@@ -415,10 +415,11 @@ def _search(target: str, kernel: ir.Kernel, doc: dict[str, Any], pc: Any, curren
     def timer(folder: Path) -> float:
         return time_target(target, folder, kernel, pc, plan_dir / ".cache", plan_dir)
 
-    best, best_s, history = search(target, kernel, pc, current, current_s, budget,
-                                   plan_dir / ".variants" / doc["region"], ResultCache(plan_dir / ".cache" / "search"),
-                                   device, check, timer, loops_for_products=False, tries=tries)
-    return {"before_s": current_s, "best_s": best_s, "variant": best.variant(), "history": history}
+    found = search(target, kernel, pc, current, current_s, budget,
+                   plan_dir / ".variants" / doc["region"], ResultCache(plan_dir / ".cache" / "search"),
+                   device, check, timer, loops_for_products=False, tries=tries)
+    return {"before_s": found.before_s, "best_s": found.best_s, "variant": found.best.variant(),
+            "history": found.history}
 
 
 def _prebuild_cuda(plans: list[dict[str, Any]], cache: Path) -> None:

@@ -78,9 +78,12 @@ def test_search_times_only_validated_variants_and_caches(tmp_path: Path) -> None
         return {"level0-block512": 0.5, "level1-block256": 0.97}.get(folder.parent.name.split("-", 2)[2], 2.0)
 
     cache = opt.ResultCache(tmp_path / "cache")
-    best, best_s, history = opt.search("cuda", k, pc, Schedule(), 1.0, 12, tmp_path / "v", cache, "dev", validate,
-                                       timer)
-    assert (best.level, best.block) == (0, 512) and best_s == 0.5
+    found = opt.search("cuda", k, pc, Schedule(), 1.0, 12, tmp_path / "v", cache, "dev", validate, timer)
+    best, history = found.best, found.history
+    assert (best.level, best.block) == (0, 512) and found.best_s == 0.5
+    # the winner timed again in turns with the current schedule (2.0 s in turns, not the 1.0 s given)
+    assert timed[-4:] == ["cuda-best-level0-block512", "cuda-current-level0-block256"] * 2
+    assert history[-1]["status"] == "confirmed" and found.before_s == 2.0
     by = {h["variant"]: h for h in history}
     assert by["as analysed, block 128"]["status"] == "failed" and by["as analysed, block 128"]["time_s"] is None
     assert not any(t.endswith("-level0-block128") for t in timed)  # a failing variant is never timed
@@ -89,10 +92,9 @@ def test_search_times_only_validated_variants_and_caches(tmp_path: Path) -> None
     assert by["outermost loop parallel only, block 256"]["time_s"] == 0.97
     # a rerun costs nothing: every result comes from the cache
     timed.clear()
-    best2, best2_s, history2 = opt.search("cuda", k, pc, Schedule(), 1.0, 12, tmp_path / "v", cache, "dev",
-                                          validate, timer)
-    assert timed == [] and (best2.level, best2.block, best2_s) == (0, 512, 0.5)
-    assert all(h.get("cached") for h in history2[1:] if h["status"] != "skipped")
+    again = opt.search("cuda", k, pc, Schedule(), 1.0, 12, tmp_path / "v", cache, "dev", validate, timer)
+    assert timed == [] and (again.best.level, again.best.block, again.best_s, again.before_s) == (0, 512, 0.5, 2.0)
+    assert all(h.get("cached") for h in again.history[1:] if h["status"] != "skipped")
     # this kernel has no row nest: the thread-per-row variant is the same code, never built
     assert by["as analysed, block 256, a thread per row"]["status"] == "skipped"
     # its 1-D nest runs 2 iterations per CUDA thread: a point per thread is code of its own
@@ -101,10 +103,21 @@ def test_search_times_only_validated_variants_and_caches(tmp_path: Path) -> None
 
 def test_a_small_gain_does_not_replace_the_schedule(tmp_path: Path) -> None:
     k, pc = kernel(), profile_case(kernel())
-    best, best_s, _ = opt.search("kokkos", k, pc, Schedule(), 1.0, 4, tmp_path / "v",
-                                 opt.ResultCache(tmp_path / "c"), "dev", lambda f, s: ("validated", None),
-                                 lambda f: 0.97)
-    assert best == Schedule() and best_s == 1.0
+    found = opt.search("kokkos", k, pc, Schedule(), 1.0, 4, tmp_path / "v",
+                       opt.ResultCache(tmp_path / "c"), "dev", lambda f, s: ("validated", None), lambda f: 0.97)
+    assert found.best == Schedule() and found.best_s == 1.0
+
+
+def test_a_winner_that_does_not_hold_side_by_side_is_not_taken(tmp_path: Path) -> None:
+    """A variant timed at half the current's earlier time, but no faster when the two are timed
+    in turns (the current's earlier time was taken under load): the current schedule stays."""
+    k, pc = kernel(), profile_case(kernel())
+    found = opt.search("kokkos", k, pc, Schedule(), 1.0, 4, tmp_path / "v",
+                       opt.ResultCache(tmp_path / "c"), "dev", lambda f, s: ("validated", None), lambda f: 0.5)
+    assert found.best == Schedule() and found.best_s == 1.0 and found.before_s == 1.0
+    last = found.history[-1]
+    assert last["status"] == "not confirmed" and "timed in turns" in last["variant"]
+    assert last["time_s"] == last["current_time_s"] == 0.5 and "not 5% faster" in last["reason"]
 
 
 @pytest.mark.slow

@@ -11,8 +11,10 @@ Optimize: a target below ``optimize.fraction`` of its roofline gets up to
 ``optimize.budget`` schedule variants (loop levels and block sizes the renderer
 takes); each is rendered into a scratch folder, validated like the original, and
 timed only if it validated. Results are cached per (variant source, device,
-sizes), so a rerun times nothing twice. The fastest validated variant replaces
-the files in the output folder; the report keeps the whole search.
+sizes), so a rerun times nothing twice. The fastest validated variant is then timed
+again in turns with the current schedule (a time measured minutes earlier, under
+another load, is no yardstick) and replaces the files in the output folder only
+if it still wins by 5%; the report keeps the whole search.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from validation.signature import signature
 
 PROFILE_SEED = 4242
 MIN_GAIN = 0.95  # a variant replaces the current schedule only when at least 5% faster (timing noise)
+CONFIRM_ROUNDS = 2  # the winner and the current schedule timed in turns, best of each
 GPU_TARGETS = ("cuda", "triton")
 BLOCKS = {"cuda": (128, 256, 512, 1024), "triton": (128, 256, 512, 1024, 2048), "kokkos": (256,)}
 LEVELS = {"cuda": (0, 1), "triton": (0, 1), "kokkos": (0, 1, 2)}
@@ -201,14 +204,23 @@ class ResultCache:
         tmp.replace(self.folder / f"{key}.json")
 
 
+@dataclass(frozen=True)
+class SearchResult:
+    best: Schedule
+    best_s: float
+    before_s: float  # the current schedule's time the best one is compared with
+    history: list[dict[str, Any]]
+
+
 def search(target: str, kernel: ir.Kernel, pc: ProfileCase, current: Schedule, current_s: float, budget: int,
            scratch: Path, cache: ResultCache, device: str,
            validate: Callable[[Path, Schedule], tuple[str, str | None]],
            timer: Callable[[Path], float], loops_for_products: bool = True, tries: list[Schedule] | None = None,
-           ) -> tuple[Schedule, float, list[dict[str, Any]]]:
+           ) -> SearchResult:
     """Try the variants of one target (``tries``, else :func:`variants`): render, validate
     (``validate(dir, schedule)`` -> (status, reason)), time the validated ones (``timer(dir)``);
-    returns the best schedule, its time and the history (the current schedule first)."""
+    the fastest is then timed in turns with the current schedule (:func:`confirm`). The
+    history has the current schedule first and the confirmation last."""
     from targets.base import Unsupported, get_renderer
 
     # the current schedule's time is cached like the variants': a rerun compares the same numbers
@@ -221,7 +233,7 @@ def search(target: str, kernel: ir.Kernel, pc: ProfileCase, current: Schedule, c
         cache.put(mine, {"status": "validated", "reason": None, "time_s": current_s})
     history = [{"variant": current.variant(), "status": "validated", "time_s": current_s, "current": True,
                 **({"cached": True} if seen is not None else {})}]
-    best, best_s = current, current_s
+    best, best_s, best_source = current, current_s, current_source
     tried = 0
     sources = {current_source: "the current"}  # a variant rendering the same code as an earlier one is skipped
     for sch in tries if tries is not None else variants(target, current, None, kernel, loops_for_products):
@@ -255,5 +267,43 @@ def search(target: str, kernel: ir.Kernel, pc: ProfileCase, current: Schedule, c
             got = {**got, "cached": True}
         history.append({"variant": sch.variant(), **got})
         if got.get("time_s") is not None and got["time_s"] < min(best_s, current_s * MIN_GAIN):
-            best, best_s = sch, float(got["time_s"])
-    return best, best_s, history
+            best, best_s, best_source = sch, float(got["time_s"]), rendered.source
+    if best == current:
+        return SearchResult(current, current_s, current_s, history)
+    key = cache.key(current_source + "\0" + best_source, device, pc.sizes)
+    got = cache.get(key)
+    if got is None:
+        got = confirm(target, kernel, {"current": current, "best": best}, scratch, timer)
+        cache.put(key, got)
+    else:
+        got = {**got, "cached": True}
+    history.append({"variant": f"{best.variant()} against the current, timed in turns", **got})
+    if got["status"] != "confirmed":
+        return SearchResult(current, current_s, current_s, history)
+    return SearchResult(best, got["time_s"], got["current_time_s"], history)
+
+
+def confirm(target: str, kernel: ir.Kernel, pair: dict[str, Schedule], scratch: Path,
+            timer: Callable[[Path], float]) -> dict[str, Any]:
+    """The search's winner (``pair["best"]``) and the current schedule timed in turns (best,
+    current, best, current): "confirmed" when the best of the winner's times beats the best of
+    the current's by 5%."""
+    from targets.base import get_renderer
+
+    folders = {}
+    for role, sch in pair.items():
+        folder = scratch / f"{target}-{role}-level{sch.level}-block{sch.block}"
+        get_renderer(target, sch).render(kernel, sch).write(folder)
+        folders[role] = folder / target
+    times: dict[str, list[float]] = {"best": [], "current": []}
+    try:
+        for _ in range(CONFIRM_ROUNDS):
+            for role in ("best", "current"):
+                times[role].append(timer(folders[role]))
+    except Exception as exc:
+        return {"status": "failed", "reason": f"timing: {type(exc).__name__}: {exc}", "time_s": None}
+    best_s, current_s = min(times["best"]), min(times["current"])
+    won = best_s < current_s * MIN_GAIN
+    return {"status": "confirmed" if won else "not confirmed", "time_s": best_s, "current_time_s": current_s,
+            "reason": None if won else f"{best_s * 1e3:.3f} ms against the current's {current_s * 1e3:.3f} ms: "
+                                       "not 5% faster side by side"}

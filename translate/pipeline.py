@@ -400,14 +400,16 @@ class WorkflowRun:
             self.progress(f"{name}: {t} at {e['fraction_of_peak'] * 100:.0f}% of the roofline: trying "
                           f"{self.workflow.optimize.budget} schedule variants")
             with self._timing:
-                best, best_s, history = opt.search(t, kernel, pc, current, e["time_s"], self.workflow.optimize.budget,
-                                                   scratch, cache, device, check, timer)
-            entry = {**e, "search": history}
+                found = opt.search(t, kernel, pc, current, e["time_s"], self.workflow.optimize.budget,
+                                   scratch, cache, device, check, timer)
+            best = found.best
+            entry = {**e, "search": found.history}
             if best != current:
                 get_renderer(t, best).render(kernel, best).write(self.out_dir)
-                entry.update(opt.measured(t, kernel, pc, best_s, ref_s, best.variant()))
-                entry.update(schedule=best.describe(), time_before_search_s=e["time_s"])
-                self.progress(f"{name}: {t} {best.variant()} wins: {e['time_s'] * 1e3:.3f} -> {best_s * 1e3:.3f} ms")
+                entry.update(opt.measured(t, kernel, pc, found.best_s, ref_s, best.variant()))
+                entry.update(schedule=best.describe(), time_before_search_s=found.before_s)
+                self.progress(f"{name}: {t} {best.variant()} wins: {found.before_s * 1e3:.3f} -> "
+                              f"{found.best_s * 1e3:.3f} ms (timed in turns)")
             else:
                 self.progress(f"{name}: {t} keeps {current.variant()} (no variant was faster)")
             out[t] = entry

@@ -12,8 +12,9 @@ Extra keys (``loops``, ``schedule``, ``attempts``) are added beside those. A tar
 that was profiled (validated and runnable on this machine) also has ``time_s``,
 ``ref_time_s``, ``speedup``, ``gbps``, ``gflops``, ``fraction_of_peak``, ``bound``,
 ``variant``, ``profile_sizes``, ``work_bytes`` and ``work_flops``; one the optimize
-step searched has ``search`` (every variant tried: status, time) and, when a variant
-won, ``time_before_search_s``.
+step searched has ``search`` (every variant tried: status, time; last, the fastest and the
+current schedule timed in turns: ``time_s``, ``current_time_s``, "confirmed" or not) and,
+when a variant won, ``time_before_search_s`` (the current's time from those turns).
 """
 
 from __future__ import annotations
@@ -151,6 +152,8 @@ def _performance(regions: list[dict[str, Any]], charts: list[str]) -> list[str]:
                 for h in e["search"]:
                     what = f"{_ms(h.get('time_s'))} ms" if h.get("time_s") is not None else \
                         f"{h.get('status')}: {h.get('reason') or ''}".strip()
+                    if h.get("current_time_s") is not None:  # the winner and the current, timed in turns
+                        what += f" against {_ms(h['current_time_s'])} ms: {h['status']}"
                     searches.append(f"  - {h['variant']}: {what}{' (cached)' if h.get('cached') else ''}")
     if not rows:
         return []
