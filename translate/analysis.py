@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from translate import condreduce, interchange, ir
+from translate import argreduce, condreduce, interchange, ir
 from translate.ir import BinOp, Call, Const, DType, Expr, Load, LoopKind, Var
 from translate.reroll import reroll
 from translate.simplify import add, linearize, mul, simplify, sub
@@ -31,7 +31,7 @@ def analyze(kernel: ir.Kernel) -> ir.Kernel:
     kernel = reroll(kernel)  # manually unrolled loops back to unit steps (translate.reroll)
     ctx = _Ctx(kernel)
     body = ctx.block(kernel.body, [])
-    return replace(kernel, body=body)
+    return replace(kernel, body=body, locals=kernel.locals + tuple(ctx.temps))
 
 
 def loop_report(kernel: ir.Kernel) -> list[dict[str, object]]:
@@ -115,6 +115,7 @@ class _Ctx:
                                                         or (n.op == "lt" and n.rhs == one))}
         self.live_at_end = {p.name for p in k.params} | ({k.name} if k.result is not None else set())
         self.arrays = {p.name for p in k.params + k.locals if isinstance(p, ir.Array)}
+        self.temps: list[ir.Scalar] = []  # scalars the analysis introduces (translate.argreduce)
 
     # statements, with the continuation (what runs afterwards) for liveness
 
@@ -149,7 +150,33 @@ class _Ctx:
         body = self.block(loop.body, inner_cont)
         loop = replace(loop, body=body)
         loop, after = self.inductions(loop, cont)
-        return [self.swappable(self.classify(loop, cont), cont), *after]
+        classified = self.swappable(self.classify(loop, cont), cont)
+        if classified.kind is LoopKind.SERIAL:
+            return [*(self.split_arg_scan(classified, cont) or [classified]), *after]
+        return [classified, *after]
+
+    def split_arg_scan(self, loop: ir.Loop, cont: list[tuple[ir.Stmt, ...]]) -> list[ir.Stmt] | None:
+        """A serial first-max/min scan (IDAMAX) as two parallel reductions (translate.argreduce),
+        or None when it is not one or the two loops are not both parallel."""
+        scan = argreduce.arg_scan(loop)
+        if scan is None or not isinstance(loop.step, Const) or loop.step.value == 0:
+            return None
+        taken = {d.name for d in self.kernel.params + self.kernel.locals} | {t.name for t in self.temps} | \
+            {n.name for s in loop.body for n in ir.walk(s) if isinstance(n, Var)} | {self.kernel.name}
+        temps = (_fresh(f"{scan.best.name}_best", taken), _fresh(f"{loop.var}_first", taken))
+        out = list(self.block(tuple(argreduce.split(loop, scan, temps)), cont))
+        scan_loop, then = out[1], out[2].then  # type: ignore[attr-defined]
+        find_loop = then[1]
+        for lp, var in ((scan_loop, temps[0]), (find_loop, temps[1])):
+            if lp.kind is not LoopKind.PARALLEL or [r.var for r in lp.reductions] != [var]:
+                return None
+        what = f"the first {'maximum' if scan.better == 'gt' else 'minimum'} of {scan.best.name}"
+        out[1] = replace(scan_loop, reason=f"{scan_loop.reason}; {what}, its index {scan.at.name} found by the "
+                                           "loop after it (the IF scan split in two)")
+        find_loop = replace(find_loop, reason=f"{find_loop.reason}; the index of {what} the loop before it found")
+        out[2] = replace(out[2], then=(then[0], find_loop, *then[2:]))
+        self.temps += [ir.Scalar(temps[0], scan.best.dtype), ir.Scalar(temps[1], DType.I32)]
+        return out
 
     def swappable(self, loop: ir.Loop, cont: list[tuple[ir.Stmt, ...]]) -> ir.Loop:
         """``loop`` marked ``swappable`` when interchanging it with the parallel loop inside
@@ -389,6 +416,13 @@ def _const(e: Expr) -> int | None:
 
 def _assigned(stmts: tuple[ir.Stmt, ...]) -> set[str]:
     return {a.target.name for s in stmts for a in ir.walk(s) if isinstance(a, ir.Assign) and isinstance(a.target, Var)}
+
+
+def _fresh(name: str, taken: set[str]) -> str:
+    k, out = 1, name
+    while out in taken:
+        k, out = k + 1, f"{name}{k + 1}"
+    return out
 
 
 def _loop_vars(stmts: tuple[ir.Stmt, ...]) -> set[str]:

@@ -1,0 +1,150 @@
+"""The first index of a maximum or minimum (IDAMAX) split into two parallel reductions
+(translate.argreduce): which scans are split, and the translations against gfortran (Kokkos)
+and against the scan run in order (CUDA on a GPU, Triton compiled there or interpreted here)
+on ties, NaNs, a NaN start, nothing exceeding the start, and a loop counting down."""
+
+from __future__ import annotations
+
+import math
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from parsers.fortran import parse_source
+from targets.base import get_renderer
+from translate import ir
+from translate.analysis import analyze
+from validation import runners, toolchains
+from validation.inputs import make_case
+
+# a first max of |x| (IDAMAX, the assignments in its order), a first min counting down,
+# both returning the index and the value
+SCANS = """      SUBROUTINE SCANS(N, DX, IMAX, DMAX, IMIN, DMIN)
+      INTEGER N, IMAX, IMIN
+      DOUBLE PRECISION DX(N), DMAX, DMIN
+      INTEGER I
+      IMAX = 1
+      DMAX = DABS(DX(1))
+      DO 10 I = 2, N
+         IF (DABS(DX(I)).GT.DMAX) THEN
+            IMAX = I
+            DMAX = DABS(DX(I))
+         END IF
+   10 CONTINUE
+      IMIN = N
+      DMIN = DX(N)
+      DO 20 I = N - 1, 1, -1
+         IF (DMIN .GT. DX(I)) THEN
+            DMIN = DX(I)
+            IMIN = I
+         END IF
+   20 CONTINUE
+      END
+"""
+
+
+def _scans_in_order(x: list[float]) -> dict[str, float]:
+    n = len(x)
+    imax, dmax = 1, abs(x[0])
+    for i in range(2, n + 1):
+        if abs(x[i - 1]) > dmax:
+            imax, dmax = i, abs(x[i - 1])
+    imin, dmin = n, x[n - 1]
+    for i in range(n - 1, 0, -1):
+        if dmin > x[i - 1]:
+            dmin, imin = x[i - 1], i
+    return {"imax": imax, "dmax": dmax, "imin": imin, "dmin": dmin}
+
+
+def _kernel(path: str = "scans.f") -> ir.Kernel:
+    return analyze(parse_source(SCANS, path, fixed_form=True).kernels[0])
+
+
+def _loops(k: ir.Kernel) -> list[ir.Loop]:
+    return [n for s in k.body for n in ir.walk(s) if isinstance(n, ir.Loop)]
+
+
+def test_first_max_and_min_scans_become_two_parallel_reductions() -> None:
+    k = _kernel()
+    loops = _loops(k)
+    assert [lp.kind for lp in loops] == [ir.LoopKind.PARALLEL] * 4
+    assert [[(r.var, r.op) for r in lp.reductions] for lp in loops] == [
+        [("dmax_best", "max")], [("i_first", "min")], [("dmin_best", "min")], [("i_first2", "max")]]
+    assert "the first maximum of dmax, its index imax found by the loop after it" in loops[0].reason
+    assert "the index of the first minimum of dmin" in loops[3].reason  # counting down: its largest i
+    assert {d.name for d in k.locals} >= {"dmax_best", "i_first", "dmin_best", "i_first2"}
+
+
+@pytest.mark.parametrize("body", [
+    "if (abs(x(i)) >= m) then\n      m = abs(x(i))\n      k = i\n    end if",  # ties take the last: not split
+    "if (2 * x(i) > m) then\n      m = 2 * x(i)\n      k = i\n    end if",  # arithmetic in the value
+    "if (x(i) > m) then\n      m = x(i)\n      k = k + i\n    end if",  # the index reads itself
+    "if (x(i) > m) then\n      m = x(i)\n      k = i\n      x(i) = 0\n    end if",  # a third statement
+])
+def test_other_scans_stay_serial(body: str) -> None:
+    src = (f"subroutine f(n, x, m, k)\n  integer n, i, k\n  real(8) x(n), m\n  do i = 1, n\n"
+           f"    {body}\n  end do\nend\n")
+    (lp,) = _loops(analyze(parse_source(src, "f.f90", fixed_form=False).kernels[0]))
+    assert lp.kind is ir.LoopKind.SERIAL
+
+
+NAN = math.nan
+DATASETS = {
+    "ties": [1.0, -7.0, 3.0, 7.0, -7.0, 0.5, 2.0, 0.5],  # |x| max 7 at 2, 4, 5; min -7 at 2 and 5
+    "nan inside": [1.0, -3.0, NAN, 7.5, -9.0, 2.0, NAN, -9.0],
+    "nan first": [NAN, 4.0, -8.0, 1.0, 8.0],
+    "nan last": [0.5, -2.0, 6.0, -6.0, NAN],
+    "nothing exceeds the start": [9.0, 1.0, -2.0, 9.0, 3.0, 10.0],  # min: DX(N) = 10 is not the smallest
+    "all equal": [2.0] * 6,
+}
+
+
+def _same(w: float, g: float) -> bool:
+    return (math.isnan(w) and math.isnan(g)) or w == g
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not (toolchains.gfortran().available and toolchains.f2py().available
+                         and toolchains.find_kokkos() is not None and shutil.which("g++")),
+                    reason="needs gfortran, numpy.f2py and Kokkos")
+def test_kokkos_matches_the_reference(tmp_path: Path) -> None:
+    src = tmp_path / "scans.f"
+    src.write_text(SCANS)
+    kernel = _kernel(str(src))
+    ref = runners.build_reference([src], [kernel], tmp_path / "work", cache_dir=tmp_path / "cache")
+    assert ref.ok, ref.reason + ref.log
+    get_renderer("kokkos").render(kernel).write(tmp_path / "out")
+    for what, values in DATASETS.items():
+        case = make_case(kernel, {"n": len(values)}, {}, {}, seed=1)
+        case.arrays["dx"][:] = np.array(values)
+        want = runners.run_reference(ref, kernel, case, tmp_path / "work")
+        got = runners.run_candidate("kokkos", tmp_path / "out" / "kokkos", kernel, case, tmp_path / "work",
+                                    tmp_path / "cache")
+        assert want.ok and got.ok, (what, want.reason, got.reason)
+        in_order = _scans_in_order(values)
+        for out in ("imax", "dmax", "imin", "dmin"):
+            w, g = float(want.outputs[out]), float(got.outputs[out])
+            assert _same(w, g) and _same(in_order[out], w), (what, out, w, g, in_order[out])
+
+
+@pytest.mark.parametrize("target", [pytest.param("cuda", marks=pytest.mark.gpu), "triton"])
+def test_cuda_and_triton_match_the_scan_in_order(tmp_path: Path, target: str) -> None:
+    """Also a million elements, where ties and NaNs fall in many blocks."""
+    gpu = toolchains.has_gpu()
+    if target == "cuda" and not gpu:
+        pytest.skip("no CUDA GPU")
+    kernel = _kernel()
+    get_renderer(target).render(kernel).write(tmp_path / "out")
+    rng = np.random.default_rng(9)
+    many = np.round(rng.standard_normal(1 << 20), 2)  # rounded: the extremes repeat
+    many[3::777] = NAN
+    for what, values in {**DATASETS, "a million": list(many)}.items():
+        case = make_case(kernel, {"n": len(values)}, {}, {}, seed=1)
+        case.arrays["dx"][:] = np.array(values)
+        got = runners.run_candidate(target, tmp_path / "out" / target, kernel, case, tmp_path / "work",
+                                    tmp_path / "cache", gpu=gpu)
+        assert got.ok, (what, got.reason)
+        for out, w in _scans_in_order(values).items():
+            assert _same(w, float(got.outputs[out])), (target, what, out, w, float(got.outputs[out]))
