@@ -12,8 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from parsers.fortran import parse_source
 from targets.base import get_renderer
+from tests import kt_hand_kernels as hk
 from translate import ir
 from translate.analysis import analyze
 from validation import runners, toolchains
@@ -58,8 +58,33 @@ def _scans_in_order(x: list[float]) -> dict[str, float]:
     return {"imax": imax, "dmax": dmax, "imin": imin, "dmin": dmin}
 
 
-def _kernel(path: str = "scans.f") -> ir.Kernel:
-    return analyze(parse_source(SCANS, path, fixed_form=True).kernels[0])
+def scans_ir() -> ir.Kernel:
+    """SCANS as the Fortran frontend lowers it, built by hand: the GPU machine has no fparser."""
+    F64, OUT = ir.DType.F64, ir.Intent.OUT
+    n, i = hk.v("n"), hk.v("i")
+    imax, dmax, imin, dmin = hk.v("imax"), hk.v("dmax", F64), hk.v("imin"), hk.v("dmin", F64)
+    x = hk.ld("dx", i)
+    ax = ir.Call("abs", (x,), F64)
+    first_max = hk.loop("i", hk.c(1), n, [ir.If(hk.b("gt", ax, dmax), (hk.asg(imax, hk.b("add", i, hk.c(1))),
+                                                                       hk.asg(dmax, ax)))], kind=hk.S, line=7)
+    first_min = hk.loop("i", hk.b("sub", n, hk.c(2)), hk.c(-1), [
+        ir.If(hk.b("gt", dmin, x), (hk.asg(dmin, x), hk.asg(imin, hk.b("add", i, hk.c(1)))))], kind=hk.S, step=-1,
+        line=15)
+    body = (hk.asg(imax, hk.c(1)), hk.asg(dmax, ir.Call("abs", (hk.ld("dx", hk.c(0)),), F64)), first_max,
+            hk.asg(imin, n), hk.asg(dmin, hk.ld("dx", hk.b("sub", n, hk.c(1)))), first_min)
+    params = (ir.Scalar("n", ir.DType.I32), ir.Array("dx", F64, (n,), lower=(hk.c(1),)),
+              ir.Scalar("imax", ir.DType.I32, OUT), ir.Scalar("dmax", F64, OUT),
+              ir.Scalar("imin", ir.DType.I32, OUT), ir.Scalar("dmin", F64, OUT))
+    return ir.Kernel("scans", params, (), body, ir.Origin("scans.f", 1))
+
+
+def _kernel() -> ir.Kernel:
+    return analyze(scans_ir())
+
+
+def test_the_hand_built_kernel_is_the_frontends() -> None:
+    parse_source = pytest.importorskip("parsers.fortran").parse_source
+    assert parse_source(SCANS, "scans.f", fixed_form=True).kernels[0] == scans_ir()
 
 
 def _loops(k: ir.Kernel) -> list[ir.Loop]:
@@ -84,6 +109,7 @@ def test_first_max_and_min_scans_become_two_parallel_reductions() -> None:
     "if (x(i) > m) then\n      m = x(i)\n      k = i\n      x(i) = 0\n    end if",  # a third statement
 ])
 def test_other_scans_stay_serial(body: str) -> None:
+    parse_source = pytest.importorskip("parsers.fortran").parse_source
     src = (f"subroutine f(n, x, m, k)\n  integer n, i, k\n  real(8) x(n), m\n  do i = 1, n\n"
            f"    {body}\n  end do\nend\n")
     (lp,) = _loops(analyze(parse_source(src, "f.f90", fixed_form=False).kernels[0]))
@@ -112,7 +138,7 @@ def _same(w: float, g: float) -> bool:
 def test_kokkos_matches_the_reference(tmp_path: Path) -> None:
     src = tmp_path / "scans.f"
     src.write_text(SCANS)
-    kernel = _kernel(str(src))
+    kernel = _kernel()
     ref = runners.build_reference([src], [kernel], tmp_path / "work", cache_dir=tmp_path / "cache")
     assert ref.ok, ref.reason + ref.log
     get_renderer("kokkos").render(kernel).write(tmp_path / "out")
