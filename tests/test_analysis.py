@@ -77,9 +77,14 @@ def test_dgemm_collapsible_nests(kernels) -> None:
     assert lines[135].reductions == (Reduction("temp", "add", DType.F64),)
 
 
-def test_argmax_and_scaled_norm_stay_serial(kernels) -> None:
-    for lp in loops(kernels["idamax"]):
-        assert lp.kind == LoopKind.SERIAL and "dmax is carried across iterations" in lp.reason
+def test_argmax_splits_in_two_reductions_and_scaled_norm_stays_serial(kernels) -> None:
+    # each branch's scan: the max of |dx|, then the first index reaching it (translate.argreduce)
+    found = loops(kernels["idamax"])
+    assert [lp.kind for lp in found] == [LoopKind.PARALLEL] * 4
+    assert [lp.reductions for lp in found] == [
+        (Reduction("dmax_best", "max", DType.F64),), (Reduction("i_first", "min", DType.I32),),
+        (Reduction("dmax_best2", "max", DType.F64),), (Reduction("i_first2", "min", DType.I32),)]
+    assert all("the first maximum of dmax" in lp.reason for lp in found)
     (lp,) = loops(kernels["dnrm2"])
     assert lp.kind == LoopKind.SERIAL and "scale is carried" in lp.reason
 

@@ -175,7 +175,7 @@ class _Ctx:
                                            "loop after it (the IF scan split in two)")
         find_loop = replace(find_loop, reason=f"{find_loop.reason}; the index of {what} the loop before it found")
         out[2] = replace(out[2], then=(then[0], find_loop, *then[2:]))
-        self.temps += [ir.Scalar(temps[0], scan.best.dtype), ir.Scalar(temps[1], DType.I32)]
+        self.temps += [ir.Scalar(temps[0], scan.best.dtype), ir.Scalar(temps[1], argreduce.index_type(loop))]
         return out
 
     def swappable(self, loop: ir.Loop, cont: list[tuple[ir.Stmt, ...]]) -> ir.Loop:

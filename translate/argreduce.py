@@ -97,18 +97,24 @@ def arg_scan(loop: ir.Loop) -> ArgScan | None:
     return None
 
 
+def index_type(loop: ir.Loop) -> DType:
+    """The integer type of ``loop``'s variable."""
+    return loop.start.dtype if loop.start.dtype.is_int else DType.I32
+
+
 def split(loop: ir.Loop, scan: ArgScan, temps: tuple[str, str]) -> list[ir.Stmt]:
     """``loop`` (a constant, nonzero step) as the two loops of the module's docstring;
     ``temps``: free names for M and K. The caller classifies the two loops."""
     assert isinstance(loop.step, Const) and loop.step.value != 0
     m = Var(temps[0], scan.best.dtype)
-    k = Var(temps[1], DType.I32)
+    itype = index_type(loop)
+    k = Var(temps[1], itype)
     first = "min" if loop.step.value > 0 else "max"
-    start = Const(BIG if first == "min" else -BIG, DType.I32)
+    start = Const(BIG if first == "min" else -BIG, itype)
     scan_loop = replace(loop, body=(ir.Assign(m, Call("max" if scan.better == "gt" else "min", (m, scan.value),
                                                       m.dtype)),))
     find_loop = replace(loop, body=(ir.If(BinOp("eq", scan.value, m, DType.BOOL),
-                                          (ir.Assign(k, Call(first, (k, Var(loop.var, DType.I32)), DType.I32)),)),))
+                                          (ir.Assign(k, Call(first, (k, Var(loop.var, itype)), itype)),)),))
     found: ir.Expr = ir.substitute(scan.index, {loop.var: k})  # type: ignore[assignment]
     return [
         ir.Assign(m, scan.best),

@@ -32,7 +32,7 @@ def conditional_update(s: ir.Stmt) -> tuple[str, str, ir.Expr] | None:
     if sides is None:
         return None
     v, e = a.target, a.value
-    if any(isinstance(n, Var) and n.name == v.name for n in ir.walk(e)):
+    if e.dtype != v.dtype or any(isinstance(n, Var) and n.name == v.name for n in ir.walk(e)):
         return None
     if s.cond.lhs == e and s.cond.rhs == v:
         return v.name, sides[0], e
