@@ -204,6 +204,21 @@ def test_ddot_function_result(tmp_path: Path) -> None:
     assert mod.ddot(0, t(x), t(y)) == {"result": 0.0}
 
 
+def test_a_launcher_returns_once_at_its_end() -> None:
+    """A routine ending in RETURN ends its launcher with that return alone; one ending in an IF
+    around a RETURN still returns after it."""
+    from dataclasses import replace
+
+    k = hk.ddot()
+    ends_in_return = replace(k, body=(*k.body, ir.Return()))
+    ends_in_if = replace(k, body=(*k.body, ir.If(b("gt", v("n"), c(5)), (ir.Return(),))))
+    for kernel, tail in ((k, ['    ddot = dtemp', '    return {"result": ddot}']),
+                         (ends_in_return, ['    ddot = dtemp', '    return {"result": ddot}']),
+                         (ends_in_if, ['        return {"result": ddot}', '    return {"result": ddot}'])):
+        src = get_renderer("triton").render(kernel).source
+        assert src.rstrip("\n").split("\n")[-2:] == tail
+
+
 def test_reductions_of_one_nest_come_back_together(tmp_path: Path) -> None:
     """Three reductions over one 2-D nest, two f64 and one i32: the f64 results reach the host
     in one copy (one stack of the device-side sums), the i32 one on its own; the values are right."""
