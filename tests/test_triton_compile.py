@@ -59,9 +59,11 @@ for name, (sig, consts) in json.loads(sys.argv[2]).items():
 
 def signature(params: str, kernel: ir.Kernel) -> tuple[dict[str, str], dict[str, int]]:
     """Triton's signature of a generated ``@triton.jit`` parameter list: arrays from the kernel's
-    declarations, partials as fp64 (the reductions here), annotated fp64 scalars, other scalars
-    int64, constexprs at fixed values."""
+    declarations, a reduction's partials (``NAME_part``) and a serial segment's results (``NAME_out``)
+    of their variable's type, annotated fp64
+    scalars, other scalars int64, constexprs at fixed values."""
     arrays = {p.name: p.dtype for p in kernel.params if isinstance(p, ir.Array)}
+    scalars = {p.name: p.dtype for p in kernel.params + kernel.locals if isinstance(p, ir.Scalar)}
     sig: dict[str, str] = {}
     consts: dict[str, int] = {}
     for param in (p.strip() for p in params.split(",")):
@@ -73,7 +75,8 @@ def signature(params: str, kernel: ir.Kernel) -> tuple[dict[str, str], dict[str,
         elif name in arrays:
             sig[name] = POINTER[arrays[name]]
         else:
-            sig[name] = "*fp64" if name.endswith("_part") else "i64"
+            stem = name.rpartition("_")[0] if name.endswith(("_part", "_out")) else None
+            sig[name] = POINTER[scalars.get(stem, ir.DType.F64)] if stem else "i64"
     return sig, consts
 
 
@@ -118,3 +121,21 @@ def test_the_compile_check_fails_on_mismatched_branch_types(tmp_path: Path) -> N
                     "    tl.store(x + lane, acc)\n")
     done = compiled(path, {"bad": [{"x": "*fp64", "n": "i64", "BLOCK": "constexpr"}, {"BLOCK": 64}]})
     assert done.returncode != 0 and "Mismatched type for run" in done.stderr
+
+
+def test_max_reductions_and_first_index_scans_compile_for_sm90(tmp_path: Path) -> None:
+    """vamax's conditional max and IDAMAX's two reductions (an int32 partial of an int64 lane index)."""
+    from tests.test_argreduce import scans_ir
+    from tests.test_condreduce import condmax_ir
+    from translate.analysis import analyze
+
+    for kernel in (analyze(condmax_ir()), analyze(scans_ir())):
+        rendered = get_renderer("triton").render(kernel)
+        (path,) = [p for p in rendered.write(tmp_path) if p.name.endswith("_triton.py")]
+        kernels = {m.group(1): signature(m.group(2), kernel)
+                   for m in re.finditer(r"@triton\.jit\ndef (\w+)\((.*)\):", rendered.source)}
+        done = compiled(path, kernels)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert done.stdout.split()[1::2] == list(kernels)
+        loops = 1 if kernel.name == "condmax" else 4  # the max reduction; the scans' two reductions each
+        assert {f"{kernel.name}_loop{k}" for k in range(1, loops + 1)} <= set(kernels)
