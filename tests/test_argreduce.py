@@ -116,6 +116,24 @@ def test_other_scans_stay_serial(body: str) -> None:
     assert lp.kind is ir.LoopKind.SERIAL
 
 
+def test_a_scan_inside_a_parallel_loop_stays_whole() -> None:
+    """A first max per column: the column loop is parallel with each column's scan whole (split,
+    every thread would read its column twice); inside a serial loop the scan is still split."""
+    parse_source = pytest.importorskip("parsers.fortran").parse_source
+    scan = ("      do i = 2, m\n        if (abs(a(i, j)) > dmax) then\n          k = i\n"
+            "          dmax = abs(a(i, j))\n        end if\n      end do\n")
+    per_column = ("subroutine f(m, n, a, imax)\n  integer m, n, i, j, k, imax(n)\n  real(8) a(m, n), dmax\n"
+                  "  do j = 1, n\n      dmax = abs(a(1, j))\n      k = 1\n" + scan + "      imax(j) = k\n"
+                  "  end do\nend\n")
+    k = analyze(parse_source(per_column, "f.f90", fixed_form=False).kernels[0])
+    assert [lp.kind for lp in _loops(k)] == [ir.LoopKind.PARALLEL, ir.LoopKind.SERIAL]
+    assert not any(d.name.endswith(("_best", "_first")) for d in k.locals)  # no temporaries left behind
+    repeated = ("subroutine f(m, n, a, k, dmax)\n  integer m, n, i, j, k\n  real(8) a(m, n), dmax\n"
+                "  do j = 1, n\n      dmax = abs(a(1, j)) + dmax\n      k = 1\n" + scan + "  end do\nend\n")
+    k = analyze(parse_source(repeated, "f.f90", fixed_form=False).kernels[0])
+    assert [lp.kind for lp in _loops(k)] == [ir.LoopKind.SERIAL, ir.LoopKind.PARALLEL, ir.LoopKind.PARALLEL]
+
+
 NAN = math.nan
 DATASETS = {
     "ties": [1.0, -7.0, 3.0, 7.0, -7.0, 0.5, 2.0, 0.5],  # |x| max 7 at 2, 4, 5; min -7 at 2 and 5

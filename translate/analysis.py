@@ -116,6 +116,7 @@ class _Ctx:
         self.live_at_end = {p.name for p in k.params} | ({k.name} if k.result is not None else set())
         self.arrays = {p.name for p in k.params + k.locals if isinstance(p, ir.Array)}
         self.temps: list[ir.Scalar] = []  # scalars the analysis introduces (translate.argreduce)
+        self.split_scans = True  # off while a loop is analysed with the scans inside it whole
 
     # statements, with the continuation (what runs afterwards) for liveness
 
@@ -147,13 +148,33 @@ class _Ctx:
 
     def loop(self, loop: ir.Loop, cont: list[tuple[ir.Stmt, ...]]) -> list[ir.Stmt]:
         inner_cont = [loop.body, *cont]
+        mark = len(self.temps)
         body = self.block(loop.body, inner_cont)
+        if len(self.temps) > mark:  # a scan inside was split in two (split_arg_scan)
+            whole = self.analysed_whole(loop, cont)
+            if whole is not None:  # this loop is parallel with its scans whole: each thread reads once
+                del self.temps[mark:]
+                return whole
         loop = replace(loop, body=body)
         loop, after = self.inductions(loop, cont)
         classified = self.swappable(self.classify(loop, cont), cont)
-        if classified.kind is LoopKind.SERIAL:
+        if classified.kind is LoopKind.SERIAL and self.split_scans:
             return [*(self.split_arg_scan(classified, cont) or [classified]), *after]
         return [classified, *after]
+
+    def analysed_whole(self, loop: ir.Loop, cont: list[tuple[ir.Stmt, ...]]) -> list[ir.Stmt] | None:
+        """``loop`` analysed with the scans inside it kept whole, if it is then parallel (split,
+        each of its threads would read the scan's data twice), else None."""
+        self.split_scans = False
+        try:
+            body = self.block(loop.body, [loop.body, *cont])
+            whole, after = self.inductions(replace(loop, body=body), cont)
+            classified = self.classify(whole, cont)
+        finally:
+            self.split_scans = True
+        if classified.kind is not LoopKind.PARALLEL:
+            return None
+        return [self.swappable(classified, cont), *after]
 
     def split_arg_scan(self, loop: ir.Loop, cont: list[tuple[ir.Stmt, ...]]) -> list[ir.Stmt] | None:
         """A serial first-max/min scan (IDAMAX) as two parallel reductions (translate.argreduce),

@@ -28,7 +28,9 @@ parallel::
 finds the maximum again by comparing ``E`` with ``M`` exactly, so ``E`` must evaluate
 the same in both: only loads, negation, ABS and conversions are allowed in it (no
 arithmetic a compiler could contract differently in two kernels). The max reduction's
-partials join the starting value with the IF's own test (``translate.condreduce``).
+partials join the starting value with the IF's own test (``translate.condreduce``). A scan
+inside a loop that is parallel with the scan whole (a first max per column) stays whole:
+split, each thread would read its data twice (``translate.analysis``).
 """
 
 from __future__ import annotations
