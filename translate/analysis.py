@@ -165,13 +165,13 @@ class _Ctx:
     def analysed_whole(self, loop: ir.Loop, cont: list[tuple[ir.Stmt, ...]]) -> list[ir.Stmt] | None:
         """``loop`` analysed with the scans inside it kept whole, if it is then parallel (split,
         each of its threads would read the scan's data twice), else None."""
-        self.split_scans = False
+        before, self.split_scans = self.split_scans, False
         try:
             body = self.block(loop.body, [loop.body, *cont])
             whole, after = self.inductions(replace(loop, body=body), cont)
             classified = self.classify(whole, cont)
         finally:
-            self.split_scans = True
+            self.split_scans = before
         if classified.kind is not LoopKind.PARALLEL:
             return None
         return [self.swappable(classified, cont), *after]
