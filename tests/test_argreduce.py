@@ -6,18 +6,16 @@ on ties, NaNs, a NaN start, nothing exceeding the start, and a loop counting dow
 from __future__ import annotations
 
 import math
-import shutil
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from targets.base import get_renderer
 from tests import kt_hand_kernels as hk
+from tests.kt_dataset_runs import NEEDS_REFERENCE_AND_KOKKOS, on_target, reference_and_kokkos, same
 from translate import ir
 from translate.analysis import analyze
-from validation import runners, toolchains
-from validation.inputs import make_case
 
 # a first max of |x| (IDAMAX, the assignments in its order), a first min counting down,
 # both returning the index and the value
@@ -45,7 +43,7 @@ SCANS = """      SUBROUTINE SCANS(N, DX, IMAX, DMAX, IMIN, DMIN)
 """
 
 
-def _scans_in_order(x: list[float]) -> dict[str, float]:
+def _scans_in_order(x: Sequence[float]) -> dict[str, float]:
     n = len(x)
     imax, dmax = 1, abs(x[0])
     for i in range(2, n + 1):
@@ -145,50 +143,22 @@ DATASETS = {
 }
 
 
-def _same(w: float, g: float) -> bool:
-    return (math.isnan(w) and math.isnan(g)) or w == g
-
-
 @pytest.mark.slow
-@pytest.mark.skipif(not (toolchains.gfortran().available and toolchains.f2py().available
-                         and toolchains.find_kokkos() is not None and shutil.which("g++")),
-                    reason="needs gfortran, numpy.f2py and Kokkos")
+@NEEDS_REFERENCE_AND_KOKKOS
 def test_kokkos_matches_the_reference(tmp_path: Path) -> None:
-    src = tmp_path / "scans.f"
-    src.write_text(SCANS)
-    kernel = _kernel()
-    ref = runners.build_reference([src], [kernel], tmp_path / "work", cache_dir=tmp_path / "cache")
-    assert ref.ok, ref.reason + ref.log
-    get_renderer("kokkos").render(kernel).write(tmp_path / "out")
-    for what, values in DATASETS.items():
-        case = make_case(kernel, {"n": len(values)}, {}, {}, seed=1)
-        case.arrays["dx"][:] = np.array(values)
-        want = runners.run_reference(ref, kernel, case, tmp_path / "work")
-        got = runners.run_candidate("kokkos", tmp_path / "out" / "kokkos", kernel, case, tmp_path / "work",
-                                    tmp_path / "cache")
-        assert want.ok and got.ok, (what, want.reason, got.reason)
+    for what, values, want, got in reference_and_kokkos(tmp_path, "scans.f", SCANS, _kernel(), DATASETS):
         in_order = _scans_in_order(values)
         for out in ("imax", "dmax", "imin", "dmin"):
-            w, g = float(want.outputs[out]), float(got.outputs[out])
-            assert _same(w, g) and _same(in_order[out], w), (what, out, w, g, in_order[out])
+            w, g = want[out], got[out]
+            assert same(w, g) and same(in_order[out], w), (what, out, w, g, in_order[out])
 
 
 @pytest.mark.parametrize("target", [pytest.param("cuda", marks=pytest.mark.gpu), "triton"])
 def test_cuda_and_triton_match_the_scan_in_order(tmp_path: Path, target: str) -> None:
     """Also a million elements, where ties and NaNs fall in many blocks."""
-    gpu = toolchains.has_gpu()
-    if target == "cuda" and not gpu:
-        pytest.skip("no CUDA GPU")
-    kernel = _kernel()
-    get_renderer(target).render(kernel).write(tmp_path / "out")
     rng = np.random.default_rng(9)
     many = np.round(rng.standard_normal(1 << 20), 2)  # rounded: the extremes repeat
     many[3::777] = NAN
-    for what, values in {**DATASETS, "a million": list(many)}.items():
-        case = make_case(kernel, {"n": len(values)}, {}, {}, seed=1)
-        case.arrays["dx"][:] = np.array(values)
-        got = runners.run_candidate(target, tmp_path / "out" / target, kernel, case, tmp_path / "work",
-                                    tmp_path / "cache", gpu=gpu)
-        assert got.ok, (what, got.reason)
+    for what, values, got in on_target(tmp_path, target, _kernel(), {**DATASETS, "a million": list(many)}):
         for out, w in _scans_in_order(values).items():
-            assert _same(w, float(got.outputs[out])), (target, what, out, w, float(got.outputs[out]))
+            assert same(w, got[out]), (target, what, out, w, got[out])

@@ -5,18 +5,16 @@ Fortran reference's result on data with NaNs (a NaN element skipped, a NaN start
 from __future__ import annotations
 
 import math
-import shutil
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from targets.base import get_renderer
 from tests import kt_hand_kernels as hk
+from tests.kt_dataset_runs import NEEDS_REFERENCE_AND_KOKKOS, on_target, reference_and_kokkos, same
 from translate import ir
 from translate.analysis import analyze
-from validation import runners, toolchains
-from validation.inputs import make_case
 
 CONDMAX = """      SUBROUTINE CONDMAX(N, DX, RMAX, RMIN)
       INTEGER N
@@ -92,16 +90,8 @@ def test_other_conditional_updates_stay_serial_and_as_written(body: str) -> None
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not (toolchains.gfortran().available and toolchains.f2py().available
-                         and toolchains.find_kokkos() is not None and shutil.which("g++")),
-                    reason="needs gfortran, numpy.f2py and Kokkos")
+@NEEDS_REFERENCE_AND_KOKKOS
 def test_kokkos_matches_the_reference_on_nans(tmp_path: Path) -> None:
-    src = tmp_path / "condmax.f"
-    src.write_text(CONDMAX)
-    kernel = analyze(condmax_ir())
-    ref = runners.build_reference([src], [kernel], tmp_path / "work", cache_dir=tmp_path / "cache")
-    assert ref.ok, ref.reason + ref.log
-    get_renderer("kokkos").render(kernel).write(tmp_path / "out")
     nan = math.nan
     datasets = {
         "nan inside": [1.0, -3.0, nan, 7.5, -9.0, 2.0],
@@ -109,23 +99,16 @@ def test_kokkos_matches_the_reference_on_nans(tmp_path: Path) -> None:
         "nan last": [0.5, -2.0, 6.0, nan],
         "no nan": [3.0, -1.0, 4.0, -1.5, 9.0, -2.6],
     }
-    for what, values in datasets.items():
-        case = make_case(kernel, {"n": len(values)}, {}, {}, seed=1)
-        case.arrays["dx"][:] = np.array(values)
-        want = runners.run_reference(ref, kernel, case, tmp_path / "work")
-        got = runners.run_candidate("kokkos", tmp_path / "out" / "kokkos", kernel, case, tmp_path / "work",
-                                    tmp_path / "cache")
-        assert want.ok and got.ok, (what, want.reason, got.reason)
+    for what, _, want, got in reference_and_kokkos(tmp_path, "condmax.f", CONDMAX, analyze(condmax_ir()), datasets):
         for out in ("rmax", "rmin"):
-            w, g = float(want.outputs[out]), float(got.outputs[out])
-            assert (math.isnan(w) and math.isnan(g)) or w == g, (what, out, w, g)
+            assert same(want[out], got[out]), (what, out, want[out], got[out])
         if what == "nan first":
-            assert math.isnan(float(got.outputs["rmax"]))
+            assert math.isnan(got["rmax"])
         if what == "nan inside":
-            assert float(got.outputs["rmax"]) == 9.0 and float(got.outputs["rmin"]) == -9.0
+            assert got["rmax"] == 9.0 and got["rmin"] == -9.0
 
 
-def _if_semantics(values: list[float]) -> dict[str, float]:
+def _if_semantics(values: Sequence[float]) -> dict[str, float]:
     """CONDMAX run in order, as the source says."""
     rmax, rmin = abs(values[0]), values[0]
     for x in values[1:]:
@@ -141,22 +124,11 @@ def test_cuda_and_triton_match_the_source_on_nans(tmp_path: Path, target: str) -
     """The same data through CUDA and Triton (no Fortran on a GPU machine: the source's result
     is computed in order here), with enough elements that every block holds a NaN; Triton runs
     compiled where there is a GPU and in its interpreter where not."""
-    gpu = toolchains.has_gpu()
-    if target == "cuda" and not gpu:
-        pytest.skip("no CUDA GPU")
-    kernel = analyze(condmax_ir())
-    get_renderer(target).render(kernel).write(tmp_path / "out")
     rng = np.random.default_rng(5)
     many = rng.standard_normal(1 << 20)
     many[1::1000] = math.nan  # not the first: that is its own case
     datasets = {"nan inside": [1.0, -3.0, math.nan, 7.5, -9.0, 2.0], "nan first": [math.nan, *many[1:]],
                 "nans everywhere": list(many)}
-    for what, values in datasets.items():
-        case = make_case(kernel, {"n": len(values)}, {}, {}, seed=1)
-        case.arrays["dx"][:] = np.array(values)
-        got = runners.run_candidate(target, tmp_path / "out" / target, kernel, case, tmp_path / "work",
-                                    tmp_path / "cache", gpu=gpu)
-        assert got.ok, (what, got.reason)
+    for what, values, got in on_target(tmp_path, target, analyze(condmax_ir()), datasets):
         for out, w in _if_semantics(values).items():
-            g = float(got.outputs[out])
-            assert (math.isnan(w) and math.isnan(g)) or w == g, (target, what, out, w, g)
+            assert same(w, got[out]), (target, what, out, w, got[out])
