@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 
 from translate import argreduce, condreduce, interchange, ir
 from translate.ir import BinOp, Call, Const, DType, Expr, Load, LoopKind, Var
+from translate.irquery import fresh_name
 from translate.reroll import reroll
 from translate.simplify import add, linearize, mul, simplify, sub
 
@@ -184,7 +185,7 @@ class _Ctx:
             return None
         taken = {d.name for d in self.kernel.params + self.kernel.locals} | {t.name for t in self.temps} | \
             {n.name for s in loop.body for n in ir.walk(s) if isinstance(n, Var)} | {self.kernel.name}
-        temps = (_fresh(f"{scan.best.name}_best", taken), _fresh(f"{loop.var}_first", taken))
+        temps = (fresh_name(f"{scan.best.name}_best", taken), fresh_name(f"{loop.var}_first", taken))
         out = list(self.block(tuple(argreduce.split(loop, scan, temps)), cont))
         scan_loop, then = out[1], out[2].then  # type: ignore[attr-defined]
         find_loop = then[1]
@@ -437,13 +438,6 @@ def _const(e: Expr) -> int | None:
 
 def _assigned(stmts: tuple[ir.Stmt, ...]) -> set[str]:
     return {a.target.name for s in stmts for a in ir.walk(s) if isinstance(a, ir.Assign) and isinstance(a.target, Var)}
-
-
-def _fresh(name: str, taken: set[str]) -> str:
-    k, out = 1, name
-    while out in taken:
-        k, out = k + 1, f"{name}{k + 1}"
-    return out
 
 
 def _loop_vars(stmts: tuple[ir.Stmt, ...]) -> set[str]:

@@ -39,6 +39,7 @@ from dataclasses import dataclass, replace
 
 from translate import ir
 from translate.ir import BinOp, Call, Const, DType, Var
+from translate.irquery import scalar_reads
 
 BIG = 2**31 - 1  # the min reduction's start: no iteration index reaches it
 _BETTER = {"gt": ("gt", "lt"), "lt": ("lt", "gt")}  # op -> (E op BEST, BEST op' E)
@@ -68,10 +69,6 @@ def _exact(e: ir.Expr) -> bool:
     return False
 
 
-def _names(e: object) -> set[str]:
-    return {n.name for n in ir.walk(e) if isinstance(n, Var)}
-
-
 def arg_scan(loop: ir.Loop) -> ArgScan | None:
     """The first-max/min scan ``loop`` is, if it is one (see the module's docstring)."""
     if len(loop.body) != 1 or not isinstance(loop.body[0], ir.If):
@@ -91,7 +88,7 @@ def arg_scan(loop: ir.Loop) -> ArgScan | None:
                     or (c.op == rev and c.lhs == best.target and c.rhs == value)):
                 continue
             taken = {best.target.name, at.target.name}
-            if _names(value) & taken or _names(at.value) & taken or not _exact(value):
+            if scalar_reads(value) & taken or scalar_reads(at.value) & taken or not _exact(value):
                 return None
             if value.dtype != best.target.dtype or not (value.dtype.is_float or value.dtype.is_int):
                 return None

@@ -15,6 +15,7 @@ from dataclasses import replace
 
 from translate import ir
 from translate.ir import BinOp, Call, Var
+from translate.irquery import scalar_reads
 
 # comparison op -> (reduction when the candidate is on the left, when it is on the right)
 _SIDES = {"gt": ("max", "min"), "ge": ("max", "min"), "lt": ("min", "max"), "le": ("min", "max")}
@@ -32,7 +33,7 @@ def conditional_update(s: ir.Stmt) -> tuple[str, str, ir.Expr] | None:
     if sides is None:
         return None
     v, e = a.target, a.value
-    if e.dtype != v.dtype or any(isinstance(n, Var) and n.name == v.name for n in ir.walk(e)):
+    if e.dtype != v.dtype or v.name in scalar_reads(e):
         return None
     if s.cond.lhs == e and s.cond.rhs == v:
         return v.name, sides[0], e

@@ -27,7 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from translate import ir
-from translate.irquery import arrays_written, count_refs, scalar_reads, scalar_writes
+from translate.irquery import arrays_written, count_refs, fresh_name, scalar_reads, scalar_writes
 
 ZERO = ir.Const(0, ir.DType.I32)
 ONE = ir.Const(1, ir.DType.I32)
@@ -90,11 +90,7 @@ class _Recogniser:
         self.locals: list[ir.Array] = []
 
     def fresh(self, a: str, b: str) -> str:
-        base = f"{a}_{b}_prod"
-        name, n = base, 1
-        while name in self.taken:
-            n += 1
-            name = f"{base}{n}"
+        name = fresh_name(f"{a}_{b}_prod", self.taken)
         self.taken.add(name)
         return name
 

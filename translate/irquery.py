@@ -31,6 +31,15 @@ def _reads(node: object, out: set[str]) -> None:
             _reads(child, out)
 
 
+def fresh_name(base: str, taken: set[str]) -> str:
+    """``base``, else ``base2``, ``base3``, ...: the first not in ``taken``."""
+    name, n = base, 1
+    while name in taken:
+        n += 1
+        name = f"{base}{n}"
+    return name
+
+
 def scalar_writes(node: object) -> set[str]:
     """Scalars assigned in ``node`` (not loop variables)."""
     return {
