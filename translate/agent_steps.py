@@ -253,7 +253,6 @@ def fix_targets(run: Any, name: str, outcome: dict[str, dict[str, Any]]) -> tupl
 
 SUSPICIOUS_SPEEDUP = 10.0  # over the current version: flagged for a person to look at
 MIN_GAIN = 1.05  # an optimizer answer must be this much faster to replace the files
-SIDE_BY_SIDE_ROUNDS = 2  # answer and current version timed in turns, best of each
 
 
 def _history(entry: dict[str, Any]) -> str:
@@ -264,20 +263,21 @@ def _history(entry: dict[str, Any]) -> str:
 
 def time_side_by_side(time: Callable[[], float], path: Path, current: str) -> tuple[list[float], list[float]]:
     """Seconds of the answer now in ``path`` and of the ``current`` version, timed in turns
-    (answer, current, answer, current, ...) so that both see the same machine load; the
+    (``translate.optimize_steps.time_in_turns``), each written to ``path`` before its turn; the
     answer is back in ``path`` on return, whatever happens."""
+    from translate.optimize_steps import time_in_turns
+
     answer = path.read_text()
-    answers: list[float] = []
-    currents: list[float] = []
+
+    def timed(text: str) -> float:
+        path.write_text(text)
+        return time()
+
     try:
-        for _ in range(SIDE_BY_SIDE_ROUNDS):
-            path.write_text(answer)
-            answers.append(time())
-            path.write_text(current)
-            currents.append(time())
+        times = time_in_turns({"answer": lambda: timed(answer), "current": lambda: timed(current)})
     finally:
         path.write_text(answer)
-    return answers, currents
+    return times["answer"], times["current"]
 
 
 def optimize_targets(run: Any, name: str, outcome: dict[str, dict[str, Any]],

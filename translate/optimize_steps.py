@@ -24,7 +24,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from translate import contraction, ir
 from translate.config import OptimizeConfig, RegionConfig
@@ -34,9 +34,12 @@ from validation.costs import Work, case_env, work
 from validation.inputs import Case, make_case
 from validation.signature import signature
 
+if TYPE_CHECKING:
+    from targets.base import Rendered
+
 PROFILE_SEED = 4242
 MIN_GAIN = 0.95  # a variant replaces the current schedule only when at least 5% faster (timing noise)
-CONFIRM_ROUNDS = 2  # the winner and the current schedule timed in turns, best of each
+TURNS = 2  # rounds of timing in turns (a winner against the current version): best of each
 GPU_TARGETS = ("cuda", "triton")
 BLOCKS = {"cuda": (128, 256, 512, 1024), "triton": (128, 256, 512, 1024, 2048), "kokkos": (256,)}
 LEVELS = {"cuda": (0, 1), "triton": (0, 1), "kokkos": (0, 1, 2)}
@@ -224,7 +227,8 @@ def search(target: str, kernel: ir.Kernel, pc: ProfileCase, current: Schedule, c
     from targets.base import Unsupported, get_renderer
 
     # the current schedule's time is cached like the variants': a rerun compares the same numbers
-    current_source = get_renderer(target, current).render(kernel, current).source
+    current_rendered = get_renderer(target, current).render(kernel, current)
+    current_source = current_rendered.source
     mine = cache.key(current_source, device, pc.sizes)
     seen = cache.get(mine)
     if seen is not None and seen.get("time_s") is not None:
@@ -233,7 +237,8 @@ def search(target: str, kernel: ir.Kernel, pc: ProfileCase, current: Schedule, c
         cache.put(mine, {"status": "validated", "reason": None, "time_s": current_s})
     history = [{"variant": current.variant(), "status": "validated", "time_s": current_s, "current": True,
                 **({"cached": True} if seen is not None else {})}]
-    best, best_s, best_source = current, current_s, current_source
+    best, best_s = current, current_s
+    best_rendered: Rendered | None = None  # the fastest variant's files, if one beat the current
     tried = 0
     sources = {current_source: "the current"}  # a variant rendering the same code as an earlier one is skipped
     for sch in tries if tries is not None else variants(target, current, None, kernel, loops_for_products):
@@ -267,13 +272,14 @@ def search(target: str, kernel: ir.Kernel, pc: ProfileCase, current: Schedule, c
             got = {**got, "cached": True}
         history.append({"variant": sch.variant(), **got})
         if got.get("time_s") is not None and got["time_s"] < min(best_s, current_s * MIN_GAIN):
-            best, best_s, best_source = sch, float(got["time_s"]), rendered.source
-    if best == current:
+            best, best_s, best_rendered = sch, float(got["time_s"]), rendered
+    if best_rendered is None:
         return SearchResult(current, current_s, current_s, history)
-    key = cache.key(current_source + "\0" + best_source, device, pc.sizes)
+    key = cache.key(current_source + "\0" + best_rendered.source, device, pc.sizes)
     got = cache.get(key)
     if got is None:
-        got = confirm(target, kernel, {"current": current, "best": best}, scratch, timer)
+        got = confirm(target, {"best": (best, best_rendered), "current": (current, current_rendered)}, scratch,
+                      timer)
         cache.put(key, got)
     else:
         got = {**got, "cached": True}
@@ -283,23 +289,18 @@ def search(target: str, kernel: ir.Kernel, pc: ProfileCase, current: Schedule, c
     return SearchResult(best, got["time_s"], got["current_time_s"], history)
 
 
-def confirm(target: str, kernel: ir.Kernel, pair: dict[str, Schedule], scratch: Path,
+def confirm(target: str, pair: dict[str, tuple[Schedule, Rendered]], scratch: Path,
             timer: Callable[[Path], float]) -> dict[str, Any]:
-    """The search's winner (``pair["best"]``) and the current schedule timed in turns (best,
-    current, best, current): "confirmed" when the best of the winner's times beats the best of
+    """The search's winner (``pair["best"]``, its schedule and rendered files) and the current
+    schedule timed in turns, the winner first: "confirmed" when the best of the winner's times beats the best of
     the current's by 5%."""
-    from targets.base import get_renderer
-
     folders = {}
-    for role, sch in pair.items():
+    for role, (sch, rendered) in pair.items():
         folder = scratch / f"{target}-{role}-level{sch.level}-block{sch.block}"
-        get_renderer(target, sch).render(kernel, sch).write(folder)
+        rendered.write(folder)
         folders[role] = folder / target
-    times: dict[str, list[float]] = {"best": [], "current": []}
     try:
-        for _ in range(CONFIRM_ROUNDS):
-            for role in ("best", "current"):
-                times[role].append(timer(folders[role]))
+        times = time_in_turns({role: lambda f=folder: timer(f) for role, folder in folders.items()})
     except Exception as exc:
         return {"status": "failed", "reason": f"timing: {type(exc).__name__}: {exc}", "time_s": None}
     best_s, current_s = min(times["best"]), min(times["current"])
@@ -307,3 +308,13 @@ def confirm(target: str, kernel: ir.Kernel, pair: dict[str, Schedule], scratch: 
     return {"status": "confirmed" if won else "not confirmed", "time_s": best_s, "current_time_s": current_s,
             "reason": None if won else f"{best_s * 1e3:.3f} ms against the current's {current_s * 1e3:.3f} ms: "
                                        "not 5% faster side by side"}
+
+
+def time_in_turns(calls: dict[str, Callable[[], float]], rounds: int = TURNS) -> dict[str, list[float]]:
+    """Each call's seconds, ``rounds`` times, the calls taking turns so that all of them see the
+    same machine load (a time measured earlier, under another load, is no yardstick)."""
+    times: dict[str, list[float]] = {name: [] for name in calls}
+    for _ in range(rounds):
+        for name, call in calls.items():
+            times[name].append(call())
+    return times
