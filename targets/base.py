@@ -116,15 +116,6 @@ class CodeBuffer:
         for t in text.rstrip("\n").split("\n"):
             self.line(t)
 
-    def last(self) -> str:
-        """The last line written, without its indentation ("" when none)."""
-        return self._lines[-1].strip() if self._lines else ""
-
-    def drop_last(self, line: str) -> None:
-        """Removes the last line written when it is ``line`` (indentation aside)."""
-        if self.last() == line:
-            self._lines.pop()
-
     def blank(self) -> None:
         if self._lines and self._lines[-1] != "":
             self._lines.append("")

@@ -132,8 +132,7 @@ class CudaRenderer(CStyleRenderer):
                 launcher.line(f"KT_CUDA_CHECK({n}_buf.status);")
                 launcher.line(f"{t}* const {n} = {n}_buf.ptr;")
             self.host_segments(launcher, segs)
-            if launcher.last() != "return cudaSuccess;":  # a routine ending in RETURN has said it
-                launcher.line("return cudaSuccess;")
+            launcher.line("return cudaSuccess;")
         shim = self.shim(kernel, ns)
 
         out = CodeBuffer(self.INDENT)

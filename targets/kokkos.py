@@ -109,9 +109,7 @@ class KokkosRenderer(CStyleRenderer):
                 args = ", ".join([f'"{arr.name}"'] + ([ext] if ext else []))
                 fn.line(f'{self.view_type(arr)} {cname(arr.name)}({args});  // local array')
             self.host_segments(fn, segs)
-            if kernel.result is None:
-                fn.drop_last("return;")  # a routine ending in RETURN: the function ends there anyway
-            elif fn.last() != self.host_return():  # a function ending in RETURN has returned already
+            if kernel.result is not None:
                 fn.line(self.host_return())
 
         shim = self.shim(kernel, ns, api)  # before the helpers: shapes may use some

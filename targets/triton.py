@@ -253,8 +253,7 @@ class _ModuleWriter:
                 out(f"{py_name(d.name)} = torch.empty({count}, dtype={TORCH_DTYPE[d.dtype]}, device=dev)"
                     f"  # local array")
         self.segs(self.segments)
-        if not out.ends_with(f"return {self.result_dict()}"):  # a routine ending in RETURN has returned
-            out(f"return {self.result_dict()}")
+        out(f"return {self.result_dict()}")
 
     @staticmethod
     def zero(dtype: ir.DType) -> str:

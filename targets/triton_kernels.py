@@ -48,10 +48,6 @@ class Lines:
                 self("pass")
             self.level -= 1
 
-    def ends_with(self, text: str) -> bool:
-        """Whether the last line is ``text`` at the current level (so that it ends the block)."""
-        return bool(self.lines) and self.lines[-1] == "    " * self.level + text
-
     def text(self) -> str:
         return "\n".join(self.lines) + "\n"
 

@@ -334,8 +334,13 @@ class PartitionError(ValueError):
 
 
 def partition(kernel: ir.Kernel) -> tuple[Segment, ...]:
-    """Split ``kernel.body`` into host and device segments (module docstring)."""
-    return _Partitioner(kernel).run()
+    """Split ``kernel.body`` into host and device segments (module docstring). A RETURN that
+    ends the routine is left out: every target's host code ends there anyway, with its own
+    return (the function's value, a status or nothing)."""
+    body = kernel.body
+    while body and isinstance(body[-1], ir.Return):
+        body = body[:-1]
+    return _Partitioner(replace(kernel, body=body)).run()
 
 
 class _Partitioner:
