@@ -152,7 +152,11 @@ def test_run_profiles_and_searches_through_the_graph(tmp_path: Path, monkeypatch
     assert 0 < kk["fraction_of_peak"] and kk["profile_sizes"] == {"n": 400, "m": 300}
     tried = [h["variant"] for h in kk["search"] if h["status"] != "skipped"]  # skipped: the same code
     assert tried[:2] == ["as analysed, block 256", "as analysed, block 256 as 32x8"]  # an MDRange tile
-    assert all(h["status"] in ("validated", "skipped") for h in kk["search"])
+    # a variant that timed faster is timed again in turns with the current schedule: the last entry
+    turns = [h for h in kk["search"] if h["variant"].endswith("against the current, timed in turns")]
+    variants = [h for h in kk["search"] if h not in turns]
+    assert all(h["status"] in ("validated", "skipped") for h in variants)
+    assert turns == [] or (turns == kk["search"][-1:] and turns[0]["status"] in ("confirmed", "not confirmed"))
     assert "time_s" not in region["targets"]["triton"]  # the interpreter is not timed
     md = (out / "report.md").read_text()
     assert "## Performance" in md and "### Schedule search" in md and "| `smooth` | kokkos |" in md
