@@ -130,6 +130,28 @@ class CStyleRenderer(Renderer):
     def zero(self, dtype: DType) -> str:
         return {DType.BOOL: "false", DType.CHAR: "' '"}.get(dtype, "0")
 
+    def extreme_identity(self, r: ir.Reduction) -> str:
+        """The start of a max or min (maxloc, minloc) reduction: -inf or +inf, the lowest or
+        largest integer (every element, even -DBL_MAX, can replace it)."""
+        t, up = self.ctype(r.dtype), r.op in ("max", "maxloc")
+        if r.dtype.is_float:
+            return f"{'-' if up else ''}std::numeric_limits<{t}>::infinity()"
+        return f"std::numeric_limits<{t}>::{'lowest' if up else 'max'}()"
+
+    @staticmethod
+    def loc_identity(r: ir.Reduction) -> str:
+        """A pair's loc before any iteration: the last of all (never first among equals); a
+        macro, which device code may use (std::numeric_limits is host code to nvcc)."""
+        wide = r.loc_dtype is DType.I64
+        return ("LLONG_" if wide else "INT_") + ("MAX" if r.loc_first == "min" else "MIN")
+
+    @staticmethod
+    def pair_better(r: ir.Reduction, v: str, loc: str, w: str, wloc: str) -> str:
+        """Whether pair (v, loc) replaces (w, wloc) in ``r`` (translate.argreduce): a larger
+        (smaller) value, or an equal one reached first."""
+        return (f"{v} {'>' if r.op == 'maxloc' else '<'} {w} || "
+                f"({v} == {w} && {loc} {'<' if r.loc_first == 'min' else '>'} {wloc})")
+
     def helper_text(self) -> str:
         order = [h for h in _HELPERS if h in self.helpers]
         return "\n\n".join(_HELPERS[h].format(q=self.FUNC_QUAL) for h in order)

@@ -17,7 +17,7 @@ from targets.base import Capabilities, CodeBuffer, Rendered, register, shim_symb
 from targets.c_extern import conv_unsupported, cuda_launch_matmul
 from targets.cmake import cuda_cmake
 from targets.cstyle import CStyleRenderer, cname
-from targets.cuda_helpers import BUFFER, CHECK, FIT_WIDTH, LOAD2_ORDERED, REDUCE, TILE_GRID
+from targets.cuda_helpers import BUFFER, CHECK, FIT_WIDTH, LOAD2_ORDERED, PAIR_REDUCE, REDUCE, TILE_GRID
 from targets.cuda_matmul import cuda_matmul_source
 from targets.cuda_planes import walk_planes
 from targets.cuda_points import (
@@ -56,7 +56,13 @@ _NARROW = {DType.F16: "__float2half_rn", DType.BF16: "__float2bfloat16_rn"}
 _OPS = {"add": "KtSum", "mul": "KtProd", "max": "KtMax", "min": "KtMin"}
 _AXES = ("x", "y", "z")
 
+
+def _slots(reductions: tuple[ir.Reduction, ...]) -> list[str]:
+    """The 8-byte slots of a nest's reductions: a variable each, a pair also its loc and a count."""
+    return [n for r in reductions for n in ((r.var, r.loc, f"{r.var} done") if r.loc else (r.var,))]
+
 REDUCE_UNROLL = 4  # iterations of a 1-D reduction's grid-stride loop per step (their loads overlap)
+PAIR_BLOCKS = 2048  # blocks of a pair reduction (kt_pair_finish): two waves of 256 threads on an H200
 
 
 @register
@@ -100,7 +106,7 @@ class CudaRenderer(CStyleRenderer):
         name = kernel.name.lower()
         ns = f"kt_{name}_detail"
         kernels = CodeBuffer(self.INDENT)
-        reduces = warp_reduces = False
+        reduces = warp_reduces = pairs = False
         for seg in device_segments(segs):
             kernels.blank()
             if isinstance(seg, DeviceNest) and warp_row_nest(self, seg):
@@ -110,6 +116,7 @@ class CudaRenderer(CStyleRenderer):
                 split_kernel(self, kernels, seg, split)
             elif isinstance(seg, DeviceNest):
                 reduces |= bool(seg.reductions)
+                pairs |= any(r.loc for r in seg.reductions)
                 self.nest_kernel(kernels, seg)
             else:
                 self.serial_kernel(kernels, seg)
@@ -174,6 +181,9 @@ class CudaRenderer(CStyleRenderer):
         if reduces or warp_reduces:
             out.blank()
             out.splice(REDUCE)
+        if pairs:
+            out.blank()
+            out.splice(PAIR_REDUCE)
         if warp_reduces:
             out.blank()
             out.splice(WARP_REDUCE)
@@ -219,12 +229,21 @@ class CudaRenderer(CStyleRenderer):
         for r in seg.reductions:
             t = self.ctype(r.dtype)
             params += [f"{t}* __restrict__ {self.var(r.var)}_acc", f"const {t} {self.var(r.var)}_identity"]
+            if r.loc:  # the pair's loc, each block's pair, the count of blocks done (kt_pair_finish)
+                if len(order) != 1:
+                    raise self.unsupported(r, f"a {r.op} pair reduction over {len(order)} loops")
+                lt = self.ctype(r.loc_dtype)
+                v, lv = self.var(r.var), self.var(r.loc)
+                params += [f"{lt}* __restrict__ {lv}_acc", f"{t}* __restrict__ {v}_vals",
+                           f"{lt}* __restrict__ {lv}_vals", f"unsigned* __restrict__ {v}_done"]
         buf.line(f"// {seg.name}: parallel loop nest at {self.where(seg.line)}; "
                  f"fastest index {order[0].var} on threadIdx.x")
         with buf.block(self.signature(f"__global__ void {seg.name}", params)):
             buf.lines(self.extents(seg.arrays))
             for r in seg.reductions:
                 buf.line(f"{self.ctype(r.dtype)} {self.var(r.var)} = {self.var(r.var)}_identity;")
+                if r.loc:
+                    buf.line(f"{self.ctype(r.loc_dtype)} {self.var(r.loc)} = {self.loc_identity(r)};")
             k_names = {lp.var: f"k_{self.var(lp.var)}" for lp in order if not self.direct(lp)}
             for lp in order:
                 if lp.var in k_names:
@@ -253,7 +272,13 @@ class CudaRenderer(CStyleRenderer):
                     buf.level -= 1
                     buf.line("}")
             for r in seg.reductions:
-                v, op = self.var(r.var), _OPS[r.op]
+                v = self.var(r.var)
+                if r.loc:
+                    lv = self.var(r.loc)
+                    buf.line(f"kt_pair_finish({v}, {lv}, {self.pair_functor(r)}(), {v}_identity, "
+                             f"{self.loc_identity(r)}, {v}_vals, {lv}_vals, {v}_done, {v}_acc, {lv}_acc);")
+                    continue
+                op = _OPS[r.op]
                 buf.line(f"{v} = kt_block_reduce({v}, {op}(), {v}_identity);")
                 with buf.block("if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0)"):
                     buf.line(f"kt_atomic_combine({v}_acc, {v}, {op}());")
@@ -315,14 +340,15 @@ class CudaRenderer(CStyleRenderer):
     # -------------------------------------------------------------- launches
 
     def identity(self, r: ir.Reduction) -> str:
-        t = self.ctype(r.dtype)
         if r.op == "add":
             return self.literal(0, r.dtype)
         if r.op == "mul":
             return self.literal(1, r.dtype)
-        if r.dtype.is_float:
-            return f"{'-' if r.op == 'max' else ''}std::numeric_limits<{t}>::infinity()"
-        return f"std::numeric_limits<{t}>::{'lowest' if r.op == 'max' else 'max'}()"
+        return self.extreme_identity(r)
+
+    @staticmethod
+    def pair_functor(r: ir.Reduction) -> str:
+        return f"KtPairBetter<{str(r.op == 'maxloc').lower()}, {str(r.loc_first == 'min').lower()}>"
 
     def launch_nest(self, buf: CodeBuffer, seg: DeviceNest) -> None:
         if warp_row_nest(self, seg):
@@ -352,6 +378,10 @@ class CudaRenderer(CStyleRenderer):
                 dims = [f"kt_grid({t}, {n})" for t, n in zip(trips, shape + [1] * len(trips), strict=False)]
                 if (points := self.points_per_thread(seg)) > 1:  # every thread its points, no grid-stride
                     dims[0] = f"kt_grid(({trips[0]} + {points - 1}) / {points}, {shape[0]}, INT_MAX)"
+                elif any(r.loc for r in seg.reductions):
+                    # the last block joins every block's pair: few blocks (each strides the array),
+                    # not a block per 256 elements
+                    dims[0] = f"kt_grid({trips[0]}, {shape[0]}, {PAIR_BLOCKS})"
                 elif not seg.reductions and not self.schedule.grid_stride:
                     # a thread per element along x: a capped grid's threads stride the array in
                     # far-apart runs, which was 30% slower for a misaligned in-place loop (H200)
@@ -388,13 +418,25 @@ class CudaRenderer(CStyleRenderer):
         their identities with one copy (and read back with one: a copy and a wait per reduction
         cost about 20 us each on the H200). Every scalar type of the IR fits a slot. Returns the
         kernel's arguments for them (slot pointer, identity per reduction)."""
-        buf.line(f"unsigned long long kt_slots[{len(reductions)}];  // one 8-byte slot per reduction")
+        slots = _slots(reductions)
+        pairs = len(slots) > len(reductions)
+        buf.line(f"unsigned long long kt_slots[{len(slots)}]" + (
+            "{};  // one 8-byte slot per reduction (a pair: value, loc, blocks done from 0)" if pairs
+            else ";  // one 8-byte slot per reduction"))
         args = []
-        for k, r in enumerate(reductions):
-            v, t = self.var(r.var), self.ctype(r.dtype)
+        for r in reductions:
+            v, t, k = self.var(r.var), self.ctype(r.dtype), slots.index(r.var)
             buf.line(f"const {t} {v}_identity = {self.identity(r)};")
             buf.line(f"std::memcpy(&kt_slots[{k}], &{v}_identity, sizeof({t}));")
             args += [f"reinterpret_cast<{t}*>(kt_acc + {k})", f"{v}_identity"]
+            if r.loc:
+                lt = self.ctype(r.loc_dtype)
+                buf.line(f"unsigned long long* {v}_pairs = nullptr;  // each block's pair: values, then locs")
+                buf.line(f"KT_CUDA_CHECK(cudaMallocAsync(&{v}_pairs, 2 * grid.x * sizeof(unsigned long long), "
+                         "stream));")
+                args += [f"reinterpret_cast<{lt}*>(kt_acc + {k + 1})", f"reinterpret_cast<{t}*>({v}_pairs)",
+                         f"reinterpret_cast<{lt}*>({v}_pairs + grid.x)",
+                         f"reinterpret_cast<unsigned*>(kt_acc + {k + 2})"]
         buf.line("unsigned long long* kt_acc = nullptr;")
         buf.line("KT_CUDA_CHECK(cudaMallocAsync(&kt_acc, sizeof(kt_slots), stream));")
         buf.line("KT_CUDA_CHECK(cudaMemcpyAsync(kt_acc, kt_slots, sizeof(kt_slots), cudaMemcpyHostToDevice, stream));")
@@ -405,14 +447,23 @@ class CudaRenderer(CStyleRenderer):
         buf.line("KT_CUDA_CHECK(cudaMemcpyAsync(kt_slots, kt_acc, sizeof(kt_slots), cudaMemcpyDeviceToHost, stream));")
         buf.line("KT_CUDA_CHECK(cudaStreamSynchronize(stream));")
         buf.line("KT_CUDA_CHECK(cudaFreeAsync(kt_acc, stream));")
-        for k, r in enumerate(reductions):
-            v, t = self.var(r.var), self.ctype(r.dtype)
+        slots = _slots(reductions)
+        for r in reductions:
+            v, t, k = self.var(r.var), self.ctype(r.dtype), slots.index(r.var)
             buf.line(f"{t} {v}_part;")
             buf.line(f"std::memcpy(&{v}_part, &kt_slots[{k}], sizeof({t}));")
+            if r.loc:
+                lv, lt = self.var(r.loc), self.ctype(r.loc_dtype)
+                buf.line(f"KT_CUDA_CHECK(cudaFreeAsync({v}_pairs, stream));")
+                buf.line(f"{lt} {lv}_part;")
+                buf.line(f"std::memcpy(&{lv}_part, &kt_slots[{k + 1}], sizeof({lt}));")
             buf.line(self.combine(r))
 
     def combine(self, r: ir.Reduction) -> str:
         s, p = self.var(r.var), f"{self.var(r.var)}_part"
+        if r.loc:
+            ls = self.var(r.loc)
+            return f"if ({self.pair_better(r, p, ls + '_part', s, ls)}) {{ {s} = {p}; {ls} = {ls}_part; }}"
         if r.op in ("max", "min"):
             return f"{s} = {self.use('kt_' + r.op)}({s}, {p});"
         return f"{s} = {s} {'+' if r.op == 'add' else '*'} {p};"

@@ -112,3 +112,74 @@ __device__ __forceinline__ double2 kt_load2_ordered(const double* p) {
                  : "=d"(v.x), "=d"(v.y) : "l"(__cvta_generic_to_global(p)) : "memory");
     return v;
 }"""
+
+PAIR_REDUCE = """// a first-max/min pair reduction (IDAMAX): (a value, the iteration that first reached it).
+// KtPairBetter<Max, FirstMin>: whether pair (v, l) replaces (w, m): a larger (smaller) value,
+// or an equal one reached first (a smaller loc, or a larger in a loop counting down)
+template <bool Max, bool FirstMin>
+struct KtPairBetter {
+    template <typename T, typename I>
+    __host__ __device__ bool operator()(T v, I l, T w, I m) const {
+        return (Max ? v > w : v < w) || (v == w && (FirstMin ? l < m : l > m));
+    }
+};
+
+// the pairs of a block joined with warp shuffles, then one pair per warp through shared memory;
+// the result in thread 0. Joins in any order give the same pair: the order is total
+template <typename T, typename I, typename Better>
+__device__ void kt_block_reduce_pair(T& v, I& l, Better better, T identity, I loc_identity) {
+    __shared__ T warp_v[32];
+    __shared__ I warp_l[32];
+    const int t = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    const int lane = t % 32;
+    const int warp = t / 32;
+    for (int offset = 16; offset > 0; offset /= 2) {
+        const T ov = __shfl_down_sync(0xffffffffu, v, offset);
+        const I ol = __shfl_down_sync(0xffffffffu, l, offset);
+        if (better(ov, ol, v, l)) { v = ov; l = ol; }
+    }
+    __syncthreads();  // warp_v may still be read by a previous reduction
+    if (lane == 0) { warp_v[warp] = v; warp_l[warp] = l; }
+    __syncthreads();
+    if (warp == 0) {
+        const bool have = lane < (int)(blockDim.x * blockDim.y * blockDim.z / 32);
+        v = have ? warp_v[lane] : identity;
+        l = have ? warp_l[lane] : loc_identity;
+        for (int offset = 16; offset > 0; offset /= 2) {
+            const T ov = __shfl_down_sync(0xffffffffu, v, offset);
+            const I ol = __shfl_down_sync(0xffffffffu, l, offset);
+            if (better(ov, ol, v, l)) { v = ov; l = ol; }
+        }
+    }
+}
+
+// every block's pair stored at its index; the last block to finish joins them all into
+// *acc_v, *acc_l (one kernel, no atomics on pairs: `done` counts the blocks, starting at 0)
+template <typename T, typename I, typename Better>
+__device__ void kt_pair_finish(T v, I l, Better better, T identity, I loc_identity, T* vals, I* locs,
+                               unsigned* done, T* acc_v, I* acc_l) {
+    __shared__ bool last;
+    const int t = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    const int threads = blockDim.x * blockDim.y * blockDim.z;
+    const unsigned blocks = gridDim.x * gridDim.y * gridDim.z;
+    kt_block_reduce_pair(v, l, better, identity, loc_identity);
+    if (t == 0) {
+        const unsigned b = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
+        vals[b] = v;
+        locs[b] = l;
+        __threadfence();  // the pair visible to every block before it is counted
+        last = atomicAdd(done, 1u) == blocks - 1;
+    }
+    __syncthreads();
+    if (!last) return;
+    v = identity;
+    l = loc_identity;
+#pragma unroll 4
+    for (unsigned b = t; b < blocks; b += threads) {
+        const T ov = __ldcg(vals + b);  // from L2: other blocks wrote them
+        const I ol = __ldcg(locs + b);
+        if (better(ov, ol, v, l)) { v = ov; l = ol; }
+    }
+    kt_block_reduce_pair(v, l, better, identity, loc_identity);
+    if (t == 0) { *acc_v = v; *acc_l = l; }
+}"""

@@ -434,7 +434,12 @@ class _ModuleWriter:
         """The partials' arrays, one element per program: a reduction alone in its dtype gets
         its own; those sharing a dtype get the rows of one array (one allocation, and
         :meth:`combine_partials` reduces them in one call). Returns the kernel arguments."""
-        out, groups = self.launcher, _by_dtype(partials)
+        out, groups = self.launcher, _by_dtype([r for r in partials if not r.loc])
+        for r in partials:
+            if r.loc:  # a pair: values and iterations in one array, exactly (an int64 value: int64 rows)
+                dtype = TORCH_DTYPE[ir.DType.I64 if r.dtype is ir.DType.I64 else ir.DType.F64]
+                out(f"{py_name(r.var)}_part = torch.empty((2, grid[0]), dtype={dtype}, device=dev)"
+                    f"  # a pair per program: values, then first iterations")
         for dtype, group in groups.items():
             if len(group) == 1:
                 out(f"{py_name(group[0].var)}_part = torch.empty(grid[0], dtype={TORCH_DTYPE[dtype]}, device=dev)")
@@ -442,14 +447,17 @@ class _ModuleWriter:
                 names = ", ".join(py_name(r.var) for r in group)
                 out(f"{_partials_name(dtype, groups)} = torch.empty(({len(group)}, grid[0]), "
                     f"dtype={TORCH_DTYPE[dtype]}, device=dev)  # a row per reduction: {names}")
-        return [f"{py_name(r.var)}_part" if len(groups[r.dtype]) == 1
+        return [f"{py_name(r.var)}_part" if r.loc or len(groups[r.dtype]) == 1
                 else f"{_partials_name(r.dtype, groups)}[{groups[r.dtype].index(r)}]" for r in partials]
 
     def combine_partials(self, partials: list[ir.Reduction]) -> None:
         """Each reduction's partials reduced on the device; the results of one dtype come to the
         host in one copy (``.item()`` per reduction waited for the GPU once per reduction), the
         rows of a shared array reduced in one call where their operators agree."""
-        out, groups = self.launcher, _by_dtype(partials)
+        out, groups = self.launcher, _by_dtype([r for r in partials if not r.loc])
+        for r in partials:
+            if r.loc:
+                self.combine_pair(r)
         for dtype, group in groups.items():
             names = [py_name(r.var) for r in group]
             if len(group) == 1:
@@ -465,6 +473,20 @@ class _ModuleWriter:
             out(f"{', '.join(v + '_sum' for v in names)} = {device}.tolist()")
             for r, v in zip(group, names, strict=True):
                 out(_COMBINE[r.op].format(v=v, s=f"{v}_sum"))
+
+    def combine_pair(self, r: ir.Reduction) -> None:
+        """A pair reduction's partials joined on the device and that program's pair joined with the
+        host's. Programs cover the iterations in order, so the first program holding the best value
+        (``argmax``/``argmin`` return the first) holds its first iteration."""
+        out, v, loc = self.launcher, py_name(r.var), py_name(r.loc)
+        pick, first = ("argmax", ">") if r.op == "maxloc" else ("argmin", "<")
+        before = "<" if r.loc_first == "min" else ">"
+        # a 1-element index: indexing with the 0-d result itself would wait for the GPU (``.item()``)
+        out(f"kt_at = {v}_part[0].{pick}().view(1)")
+        out(f"({v}_top,), ({loc}_top,) = {v}_part[:, kt_at].tolist()")
+        conv = "float" if r.dtype.is_float else "int"
+        with out.block(f"if {v}_top {first} {v} or ({v}_top == {v} and {loc}_top {before} {loc}):"):
+            out(f"{v}, {loc} = {conv}({v}_top), int({loc}_top)")
 
     def host_trip(self, lp: ir.Loop) -> str:
         start, stop, step = self.host(lp.start), self.host(lp.stop), self.host(lp.step)

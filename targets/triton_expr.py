@@ -53,8 +53,9 @@ def dev_dtype(dtype: ir.DType) -> str:
 RESERVED = frozenset({
     "tl", "triton", "torch", "math", "sys", "range", "min", "max", "abs", "int", "float", "bool", "str",
     "len", "print", "pid", "offs", "mask", "rem", "BLOCK", "block", "dict", "object", "ord",
-    "dev", "grid", "rows", "chunk", "chunks", "lanes", "partials",  # the launchers' own locals
+    "dev", "grid", "rows", "chunk", "chunks", "lanes", "partials", "kt_at",  # the launchers' own locals
     "lane", "across", "down", "first", "live", "run", "in_plane", "zero_lanes", "tile", "part",  # kernels' locals
+    "kt_top",
     "WIDTH", "ROWS", "PLANES", "TILES", "CHUNK",
 })
 

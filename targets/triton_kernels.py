@@ -70,7 +70,11 @@ class Launch:
 
 
 REDUCE_TILES = 8
-IDENTITY = {"add": 0, "mul": 1, "max": "-inf", "min": "inf"}
+# a pair reduction's programs (translate.argreduce) take more tiles: each ends in three joins across its
+# lanes. H200, ivamax's kernel at 280M elements (benchmarks/probes/pair_reduction.py): 256 lanes x 8
+# tiles 0.694 ms, x 16 0.686, x 32 0.608; 512 x 8 0.798, 1024 x 8 1.055
+PAIR_TILES = 32
+IDENTITY = {"add": 0, "mul": 1, "max": "-inf", "min": "inf", "maxloc": "-inf", "minloc": "inf"}
 REDUCE = {"add": "tl.sum({v}, axis=0)", "max": "tl.max({v}, axis=0)", "min": "tl.min({v}, axis=0)",
           "mul": "tl.reduce({v}, 0, _kt_mul)"}
 
@@ -83,6 +87,11 @@ def identity(op: str, dtype: ir.DType) -> str:
         bits = 63 if dtype is ir.DType.I64 else 31
         return str(-(2**bits)) if value == "-inf" else str(2**bits - 1)
     return str(value)
+
+
+def loc_identity(r: ir.Reduction) -> str:
+    """A pair's loc before any iteration: the last of all (never first among equals)."""
+    return identity("min" if r.loc_first == "min" else "max", r.loc_dtype)
 
 
 class _Emitter:
@@ -191,7 +200,7 @@ class NestEmitter(_Emitter):
         self.unguarded = ""  # the mask under which scalar assignments need no guard (late masks)
         self.dev.mask = "mask"
         self.vector = self.dev.vector
-        self.vector |= {lp.var for lp in nest.loops} | set(nest.private) | {r.var for r in nest.reductions}
+        self.vector |= {lp.var for lp in nest.loops} | set(nest.private) | ir.reduced(nest.reductions)
         self.is_vector = self.dev.is_vector
 
     def emit(self) -> tuple[str, Launch]:
@@ -203,6 +212,8 @@ class NestEmitter(_Emitter):
         self.add_scalars(nest.scalars_in)
         trips = [(f"{py_name(lp.var)}_trip", lp) for lp in nest.loops]
         extra = [t for t, _ in trips] + [f"{py_name(r.var)}_part" for r in nest.reductions]
+        if any(r.loc for r in nest.reductions) and (len(nest.loops) > 1 or self.tile or self.split):
+            raise UnsupportedExpr(nest.reductions[0], "a pair reduction over more than one loop")
         split = (f"{py_name(self.split.loop.var)}_trip", self.split.loop) if self.split else None
         if split:
             extra.append(split[0])
@@ -220,6 +231,8 @@ class NestEmitter(_Emitter):
         # a reduction's program sums TILES blocks before it writes its partial (one partial per
         # 256 elements made a re-rolled DASUM 35% slower on the H200 than one per 2048)
         tiles = REDUCE_TILES if nest.reductions and self.split is None else 1
+        if tiles > 1 and any(r.loc for r in nest.reductions):
+            tiles = PAIR_TILES
         if tiles > 1:
             extra.append("TILES: tl.constexpr")
         body = Lines()
@@ -229,6 +242,8 @@ class NestEmitter(_Emitter):
         body("zero_lanes = tl.zeros([BLOCK], tl.int64)  # broadcasts lane-invariant addresses")
         for r in nest.reductions:
             body(f"{py_name(r.var)} = tl.full([BLOCK], {identity(r.op, r.dtype)}, {dev_dtype(r.dtype)})")
+            if r.loc:  # each lane's first iteration reaching its value: lanes visit theirs in order
+                body(f"{py_name(r.loc)} = tl.full([BLOCK], {loc_identity(r)}, {dev_dtype(r.loc_dtype)})")
         if tiles > 1:
             with body.block("for tile in tl.static_range(TILES):  # unrolled: the tiles' loads overlap"):
                 self.lanes("(pid.to(tl.int64) * TILES + tile) * BLOCK", order, trips)
@@ -377,11 +392,26 @@ class NestEmitter(_Emitter):
     def store_partials(self) -> None:
         """Each reduction's lanes combined and stored as the program's partial."""
         for r in self.nest.reductions:
+            if r.loc:
+                self.store_pair(r)
+                continue
             if r.op not in REDUCE:
                 raise UnsupportedExpr(r, f"reduction operator '{r.op}'")
             if r.op == "mul":
                 self.dev.helpers.add("_kt_mul")
             self.out(f"tl.store({py_name(r.var)}_part + pid, {REDUCE[r.op].format(v=py_name(r.var))})")
+
+    def store_pair(self, r: ir.Reduction) -> None:
+        """A pair reduction's lanes joined (the best value, the first iteration among the lanes
+        holding it, that lane's value: of 0.0 and -0.0 the one it reached) and stored in the two
+        rows of the partials: values, then iterations."""
+        v, loc = py_name(r.var), py_name(r.loc)
+        best = "tl.max" if r.op == "maxloc" else "tl.min"
+        first = "tl.min" if r.loc_first == "min" else "tl.max"
+        self.out(f"kt_top = {best}({v}, axis=0)")
+        self.out(f"kt_at = {first}(tl.where({v} == kt_top, {loc}, {loc_identity(r)}), axis=0)")
+        self.out(f"tl.store({v}_part + pid, {best}(tl.where({loc} == kt_at, {v}, {identity(r.op, r.dtype)}), axis=0))")
+        self.out(f"tl.store({v}_part + tl.num_programs(0) + pid, kt_at)")
 
     def index_line(self, lp: ir.Loop, k_text: str) -> str:
         """``var = start + step * k`` (folded) of the loop ``lp`` at iteration ``k_text``."""

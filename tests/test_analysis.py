@@ -77,13 +77,13 @@ def test_dgemm_collapsible_nests(kernels) -> None:
     assert lines[135].reductions == (Reduction("temp", "add", DType.F64),)
 
 
-def test_argmax_splits_in_two_reductions_and_scaled_norm_stays_serial(kernels) -> None:
-    # each branch's scan: the max of |dx|, then the first index reaching it (translate.argreduce)
+def test_argmax_is_a_pair_reduction_and_scaled_norm_stays_serial(kernels) -> None:
+    # each branch's scan: the max of |dx| and the first iteration reaching it (translate.argreduce)
     found = loops(kernels["idamax"])
-    assert [lp.kind for lp in found] == [LoopKind.PARALLEL] * 4
+    assert [lp.kind for lp in found] == [LoopKind.PARALLEL] * 2
     assert [lp.reductions for lp in found] == [
-        (Reduction("dmax_best", "max", DType.F64),), (Reduction("i_first", "min", DType.I32),),
-        (Reduction("dmax_best2", "max", DType.F64),), (Reduction("i_first2", "min", DType.I32),)]
+        (Reduction("dmax_best", "maxloc", DType.F64, loc="i_first"),),
+        (Reduction("dmax_best2", "maxloc", DType.F64, loc="i_first2"),)]
     assert all("the first maximum of dmax" in lp.reason for lp in found)
     (lp,) = loops(kernels["dnrm2"])
     assert lp.kind == LoopKind.SERIAL and "scale is carried" in lp.reason

@@ -178,14 +178,15 @@ class _Ctx:
         return [self.swappable(classified, cont), *after]
 
     def split_arg_scan(self, loop: ir.Loop, cont: list[tuple[ir.Stmt, ...]]) -> list[ir.Stmt] | None:
-        """A serial first-max/min scan (IDAMAX) as two parallel reductions (translate.argreduce),
-        or None when it is not one or the two loops are not both parallel."""
+        """A serial first-max/min scan (IDAMAX) as one parallel pair reduction (translate.argreduce),
+        or None when it is not one or the two loops it splits into are not both parallel."""
         scan = argreduce.arg_scan(loop)
         if scan is None or not isinstance(loop.step, Const) or loop.step.value == 0:
             return None
         taken = {d.name for d in self.kernel.params + self.kernel.locals} | {t.name for t in self.temps} | \
             {n.name for s in loop.body for n in ir.walk(s) if isinstance(n, Var)} | {self.kernel.name}
         temps = (fresh_name(f"{scan.best.name}_best", taken), fresh_name(f"{loop.var}_first", taken))
+        value = fresh_name(f"{scan.best.name}_at_{loop.var}", taken | set(temps))
         out = list(self.block(tuple(argreduce.split(loop, scan, temps)), cont))
         scan_loop, then = out[1], out[2].then  # type: ignore[attr-defined]
         find_loop = then[1]
@@ -193,12 +194,13 @@ class _Ctx:
             if lp.kind is not LoopKind.PARALLEL or [r.var for r in lp.reductions] != [var]:
                 return None
         what = f"the first {'maximum' if scan.better == 'gt' else 'minimum'} of {scan.best.name}"
-        out[1] = replace(scan_loop, reason=f"{scan_loop.reason}; {what}, its index {scan.at.name} found by the "
-                                           "loop after it (the IF scan split in two)")
-        find_loop = replace(find_loop, reason=f"{find_loop.reason}; the index of {what} the loop before it found")
-        out[2] = replace(out[2], then=(then[0], find_loop, *then[2:]))
-        self.temps += [ir.Scalar(temps[0], scan.best.dtype), ir.Scalar(temps[1], argreduce.index_type(loop))]
-        return out
+        reason = (f"loop {loop.var} is parallel: {what} and its first iteration (for {scan.at.name}) are one "
+                  f"reduction of the pair ({temps[0]}, {temps[1]}); split in two, a {scan_loop.reductions[0].op} "
+                  "reduction and a search for its first iteration, both loops are parallel")
+        private = tuple(sorted(set(scan_loop.private) | set(find_loop.private)))
+        self.temps += [ir.Scalar(temps[0], scan.best.dtype), ir.Scalar(temps[1], argreduce.index_type(loop)),
+                       ir.Scalar(value, scan.best.dtype)]
+        return argreduce.fused(loop, scan, (*temps, value), private, reason)
 
     def swappable(self, loop: ir.Loop, cont: list[tuple[ir.Stmt, ...]]) -> ir.Loop:
         """``loop`` marked ``swappable`` when interchanging it with the parallel loop inside

@@ -27,10 +27,35 @@ parallel::
 (MAX for a loop counting down, whose first iteration is its largest.) The second loop
 finds the maximum again by comparing ``E`` with ``M`` exactly, so ``E`` must evaluate
 the same in both: only loads, negation, ABS and conversions are allowed in it (no
-arithmetic a compiler could contract differently in two kernels). The max reduction's
-partials join the starting value with the IF's own test (``translate.condreduce``). A scan
-inside a loop that is parallel with the scan whole (a first max per column) stays whole:
-split, each thread would read its data twice (``translate.analysis``).
+arithmetic a compiler could contract differently in two kernels). A scan inside a loop
+that is parallel with the scan whole (a first max per column) stays whole: split, each
+thread would read its data twice (``translate.analysis``).
+
+Both loops parallel prove the scan a reduction of the pair (M, K), which the targets run in
+one pass over the data (:func:`fused`)::
+
+    M = BEST
+    K = HUGE
+    loop (a maxloc reduction of M with K; T private):
+       T = E
+       IF (T .GT. M .OR. (T .EQ. M .AND. i .LT. K)) THEN
+          M = T
+          K = i
+       END IF
+    IF (M .GT. BEST) THEN
+       IF (K .NE. HUGE) THEN
+          AT = I(K)
+          BEST = M
+       END IF
+    END IF
+
+(``i .GT. K`` for a loop counting down, whose first iteration is its largest.) Two threads'
+pairs join the same way, to the larger M and between equal M to the first K, so no thread
+needs to visit its iterations in order. A thread starts from M = -inf, so a NaN ``E`` never
+enters a pair and every K a pair holds is an iteration where ``E`` equals its M. Read in
+order, as one thread, the fused loop ends where the scan ends: an ``E`` equal to M with an
+earlier ``i`` only occurs while K is still HUGE, when M is the start, which the IF after
+the loop then leaves alone.
 """
 
 from __future__ import annotations
@@ -101,20 +126,26 @@ def index_type(loop: ir.Loop) -> DType:
     return loop.start.dtype if loop.start.dtype.is_int else DType.I32
 
 
-def split(loop: ir.Loop, scan: ArgScan, temps: tuple[str, str]) -> list[ir.Stmt]:
-    """``loop`` (a constant, nonzero step) as the two loops of the module's docstring;
-    ``temps``: free names for M and K. The caller classifies the two loops."""
+def _pieces(loop: ir.Loop, scan: ArgScan, temps: tuple[str, str]) -> tuple[Var, Var, str, Const, ir.Expr]:
+    """M, K, which K is first among equals ("min" or "max"), K's start (HUGE or -HUGE) and
+    the scan's index expression at iteration K."""
     assert isinstance(loop.step, Const) and loop.step.value != 0
-    m = Var(temps[0], scan.best.dtype)
     itype = index_type(loop)
     k = Var(temps[1], itype)
     first = "min" if loop.step.value > 0 else "max"
-    start = Const(BIG if first == "min" else -BIG, itype)
+    found: ir.Expr = ir.substitute(scan.index, {loop.var: k})  # type: ignore[assignment]
+    return Var(temps[0], scan.best.dtype), k, first, Const(BIG if first == "min" else -BIG, itype), found
+
+
+def split(loop: ir.Loop, scan: ArgScan, temps: tuple[str, str]) -> list[ir.Stmt]:
+    """``loop`` (a constant, nonzero step) as the two loops of the module's docstring;
+    ``temps``: free names for M and K. The caller classifies the two loops."""
+    m, k, first, start, found = _pieces(loop, scan, temps)
+    itype = k.dtype
     scan_loop = replace(loop, body=(ir.Assign(m, Call("max" if scan.better == "gt" else "min", (m, scan.value),
                                                       m.dtype)),))
     find_loop = replace(loop, body=(ir.If(BinOp("eq", scan.value, m, DType.BOOL),
                                           (ir.Assign(k, Call(first, (k, Var(loop.var, itype)), itype)),)),))
-    found: ir.Expr = ir.substitute(scan.index, {loop.var: k})  # type: ignore[assignment]
     return [
         ir.Assign(m, scan.best),
         scan_loop,
@@ -123,6 +154,33 @@ def split(loop: ir.Loop, scan: ArgScan, temps: tuple[str, str]) -> list[ir.Stmt]
             find_loop,
             # never false where both loops see the same values; it keeps a reduction whose
             # identity is not +-inf (Kokkos 3.4: -DBL_MAX) from storing the index of nothing
+            ir.If(BinOp("ne", k, start, DType.BOOL), (ir.Assign(scan.at, found), ir.Assign(scan.best, m))),
+        )),
+    ]
+
+
+def fused(loop: ir.Loop, scan: ArgScan, temps: tuple[str, str, str], private: tuple[str, ...],
+          reason: str) -> list[ir.Stmt]:
+    """``loop`` as the one-pass pair reduction of the module's docstring, parallel: the caller
+    has proved the two loops of :func:`split` parallel with the same first two ``temps``; the
+    third names a private temporary holding ``E``, read once per iteration."""
+    m, k, first, start, found = _pieces(loop, scan, temps[:2])
+    pair = ir.Reduction(m.name, "maxloc" if scan.better == "gt" else "minloc", m.dtype, loc=k.name,
+                        loc_dtype=k.dtype, loc_first=first)
+    i, e = Var(loop.var, k.dtype), Var(temps[2], m.dtype)
+    earlier = BinOp("and", BinOp("eq", e, m, DType.BOOL), BinOp("lt" if first == "min" else "gt", i, k, DType.BOOL),
+                    DType.BOOL)
+    body = (ir.Assign(e, scan.value),
+            ir.If(BinOp("or", BinOp(scan.better, e, m, DType.BOOL), earlier, DType.BOOL),
+                  (ir.Assign(m, e), ir.Assign(k, i))))
+    return [
+        ir.Assign(m, scan.best),
+        ir.Assign(k, start),
+        replace(loop, body=body, kind=ir.LoopKind.PARALLEL, reductions=(pair,),
+                private=tuple(sorted({*private, e.name})), reason=reason),
+        ir.If(BinOp(scan.better, m, scan.best, DType.BOOL), (
+            # K is never HUGE here where the targets start a pair from -inf; kept for a target whose
+            # reduction identity is not +-inf (Kokkos 3.4's built-in max: -DBL_MAX)
             ir.If(BinOp("ne", k, start, DType.BOOL), (ir.Assign(scan.at, found), ir.Assign(scan.best, m))),
         )),
     ]

@@ -20,7 +20,7 @@ Small frozen dataclasses that print and diff. Conventions:
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, fields, replace
 from enum import StrEnum
 
@@ -162,8 +162,24 @@ Expr = Const | Var | Load | BinOp | UnOp | Call | Select | Cast
 @dataclass(frozen=True)
 class Reduction:
     var: str
-    op: str  # "add" | "mul" | "max" | "min"
+    op: str  # "add" | "mul" | "max" | "min" | "maxloc" | "minloc"
     dtype: DType
+    # maxloc / minloc (translate.argreduce): ``loc`` rides along with ``var`` and holds the
+    # iteration that first reached its extreme; between equal extremes the smaller loc is
+    # the first where ``loc_first`` is "min" (a loop counting up), the larger where "max"
+    loc: str = ""
+    loc_dtype: DType = DType.I32
+    loc_first: str = "min"
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The variables the reduction writes: ``var``, and ``loc`` of a pair."""
+        return (self.var, self.loc) if self.loc else (self.var,)
+
+
+def reduced(reductions: Iterable[Reduction]) -> set[str]:
+    """Every variable ``reductions`` write (pairs' locs included)."""
+    return {n for r in reductions for n in r.names}
 
 
 @dataclass(frozen=True)
@@ -433,7 +449,8 @@ def dump(node: object, indent: int = 0) -> str:
         head = f"{pad}kernel {node.name}({', '.join(_decl(p) for p in node.params)})  # {node.origin}"
         return "\n".join([head, *(dump(s, indent + 1) for s in node.body)])
     if isinstance(node, Loop):
-        extra = f" reduce({', '.join(f'{r.op}:{r.var}' for r in node.reductions)})" if node.reductions else ""
+        extra = f" reduce({', '.join(f'{r.op}:{r.var}' + (f'@{r.loc}' if r.loc else '') for r in node.reductions)})" \
+            if node.reductions else ""
         bounds = f"[{expr_str(node.start)}, {expr_str(node.stop)}) step {expr_str(node.step)}"
         head = f"{pad}{node.kind.value} for {node.var} in {bounds}{extra}"
         return "\n".join([head, *(dump(s, indent + 1) for s in node.body)])

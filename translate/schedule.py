@@ -301,7 +301,7 @@ def host_scalars(kernel: ir.Kernel, segments: Iterable[Segment]) -> tuple[str, .
             used |= scalar_reads(seg.start) | scalar_reads(seg.stop) | scalar_reads(seg.step)
             host_loop_vars.add(seg.var)
         elif isinstance(seg, DeviceNest):
-            used |= set(seg.scalars_in) | {r.var for r in seg.reductions}
+            used |= set(seg.scalars_in) | ir.reduced(seg.reductions)
         elif isinstance(seg, DeviceSerial):
             used |= set(seg.scalars_in) | set(seg.scalars_out)
     if kernel.result is not None:
@@ -495,7 +495,7 @@ class _Partitioner:
         ``sunk`` statements start its body; with ``guard`` = (condition,
         assignments) the body runs as ``If(condition, assignments + body)``."""
         loops = [loop]
-        reduced = {r.var for r in loop.reductions}
+        reduced = ir.reduced(loop.reductions)
         while len(loops) < 3:
             inner = loops[-1].body
             if len(inner) != 1 or not isinstance(inner[0], ir.Loop):
@@ -503,7 +503,7 @@ class _Partitioner:
             cand = inner[0]
             if cand.kind is not ir.LoopKind.PARALLEL or header_arrays(cand) or has_exit(cand):
                 break
-            if not {r.var for r in cand.reductions} <= reduced:
+            if not ir.reduced(cand.reductions) <= reduced:
                 break
             outer_vars = {lp.var for lp in loops}
             if (scalar_reads(cand.start) | scalar_reads(cand.stop) | scalar_reads(cand.step)) & outer_vars:
