@@ -113,8 +113,10 @@ class Schedule:
     # Triton walks (rows or planes): scalars assigned in every lane without `tl.where` guards, the last
     # run of planes walking only the planes there are, and the lanes past the fast loops leaving the
     # sums once, after the walk. On the H200 the field_summary_like walk kernel with no guards at all
-    # ran 0.613 ms against 0.659 guarded (benchmarks/probes/field_summary_guards.py); this general form
-    # has not run on a GPU yet
+    # ran 0.613 ms against 0.659 guarded (benchmarks/probes/field_summary_guards.py), but this general
+    # form was slower in every walk it was timed on there (2026-12-04, region table side by side):
+    # field_summary_like 1.001 ms against 0.683, jacobi3d 0.658 against 0.637, lap3d 0.903 against
+    # 0.849; so it is off, and not among the search's variants (--variants still takes it)
     late_masks: bool = False
     # a short parallel loop around a serial loop that accumulates into one element per thread
     # (DGEMV 'N' after the interchange) splits the serial loop over blocks, adding atomically
@@ -513,7 +515,7 @@ class _Partitioner:
         if guard is not None:
             body = sunk + (ir.If(guard[0], guard[1] + loops[-1].body),)
         reductions = loop.reductions
-        red = {r.var for r in reductions}
+        red = ir.reduced(reductions)
         bound = {lp.var for lp in loops} | many(body, loop_vars)
         private = (many(body, scalar_writes) | set(loop.private)) - red - bound
         headers = many([lp.start for lp in loops] + [lp.stop for lp in loops] + [lp.step for lp in loops],
