@@ -309,8 +309,13 @@ class CudaRenderer(CStyleRenderer):
 
     def points_per_thread(self, seg: DeviceNest) -> int:
         """Iterations each thread of a 1-D nest without reductions runs, a block apart
-        (``Schedule.march``; 0: ``POINTS_PER_THREAD``, 1: one)."""
+        (``Schedule.march``; 0: ``POINTS_PER_THREAD``, or one where the body holds loops: each
+        point is then a long serial run, and two per thread halve the threads of a short nest.
+        H200, matmul_nn's epilogue (a column per thread, 2026-12-04 region search): the region
+        53.0 ms with two columns per thread, 44.6 with one, timed in turns)."""
         if len(seg.loops) != 1 or seg.reductions:
+            return 1
+        if self.schedule.march == 0 and any(isinstance(n, ir.Loop) for s in seg.body for n in ir.walk(s)):
             return 1
         return self.schedule.march or POINTS_PER_THREAD
 

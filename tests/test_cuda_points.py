@@ -67,6 +67,22 @@ def test_cuda_1d_nests_run_two_iterations_per_thread_by_default() -> None:
     assert "blockDim.x) + threadIdx.x" not in get_renderer("cuda").render(hk.ddot()).source  # reductions: their own
 
 
+def test_a_nest_whose_body_holds_loops_runs_one_iteration_per_thread_by_default() -> None:
+    """A column per thread, each a serial loop (matmul_nn's epilogue): two columns per thread would
+    halve the threads of a nest only n long; an explicit ``march`` still applies."""
+    m, j = hk.v("m"), hk.v("j")
+    at = hk.ld("c", hk.b("add", hk.v("r"), hk.b("mul", m, j)))
+    column = hk.loop("r", hk.c(0), m, [hk.asg(at, hk.b("mul", hk.c(2.0, F64), at))], kind=hk.S)
+    k = ir.Kernel("cols", (ir.Scalar("m", ir.DType.I32), ir.Scalar("n", ir.DType.I32),
+                           ir.Array("c", F64, (hk.b("mul", m, n),), intent=ir.Intent.INOUT)),
+                  (ir.Scalar("j", ir.DType.I32), ir.Scalar("r", ir.DType.I32)),
+                  (hk.loop("j", hk.c(0), n, [column], line=3),), hk.origin(1))
+    assert "j_first" not in get_renderer("cuda").render(k).source
+    two = Schedule(march=2)
+    assert "const int j_first = blockIdx.x * (2 * blockDim.x) + threadIdx.x;" in \
+        get_renderer("cuda", two).render(k, two).source
+
+
 
 def _shifted() -> ir.Kernel:
     """do i = lo, n - s: y(i + s) = a * x(i) + y(i + s), in 0-based IR (built by hand: the GPU
