@@ -172,3 +172,33 @@ def test_cuda_and_triton_match_the_scan_in_order(tmp_path: Path, target: str) ->
     for what, values, got in on_target(tmp_path, target, _kernel(), {**DATASETS, "a million": list(many)}):
         for out, w in _scans_in_order(values).items():
             assert same_value(w, got[out]), (target, what, out, w, got[out])
+
+
+@pytest.mark.slow
+@NEEDS_REFERENCE_AND_KOKKOS
+@pytest.mark.parametrize("decl", ["INTEGER", "REAL"])
+def test_integer_and_single_precision_scans(tmp_path: Path, decl: str) -> None:
+    """The pair's value in the array's own type (an int32 or fp32 max, an int32 iteration):
+    Kokkos against gfortran, Triton (interpreted here) against the scan in order."""
+    parse_source = pytest.importorskip("parsers.fortran").parse_source
+    src = (f"      SUBROUTINE ISCAN(N, DX, IMAX, DMAX)\n      INTEGER N, IMAX, I\n      {decl} DX(N), DMAX\n"
+           "      IMAX = 1\n      DMAX = DX(1)\n      DO 10 I = 2, N\n         IF (DX(I) .GT. DMAX) THEN\n"
+           "            IMAX = I\n            DMAX = DX(I)\n         END IF\n   10 CONTINUE\n      END\n")
+    kernel = analyze(parse_source(src, "iscan.f", fixed_form=True).kernels[0])
+    (lp,) = _loops(kernel)
+    assert lp.reductions[0].op == "maxloc" and lp.reductions[0].dtype.name == ("I32" if decl == "INTEGER" else "F32")
+    data = {"ties": [1, -7, 3, 7, -7, 5, 7, 0], "first is the max": [9, 1, 9, 2], "descending": [5, 4, 3, 2, 1]}
+
+    def in_order(x: Sequence[float]) -> dict[str, float]:
+        imax, dmax = 1, x[0]
+        for i in range(2, len(x) + 1):
+            if x[i - 1] > dmax:
+                imax, dmax = i, x[i - 1]
+        return {"imax": imax, "dmax": dmax}
+
+    (tmp_path / "k").mkdir()
+    (tmp_path / "t").mkdir()
+    for what, values, want, got in reference_and_kokkos(tmp_path / "k", "iscan.f", src, kernel, data):
+        assert want == got == in_order(values), (what, want, got)
+    for what, values, got in on_target(tmp_path / "t", "triton", kernel, data):
+        assert got == in_order(values), (what, got)
