@@ -28,9 +28,11 @@ from targets.triton_extern import (
 )
 from targets.triton_helpers import DEVICE_DEPENDS, DEVICE_HELPERS, HOST_DEPENDS, HOST_HELPERS, closure
 from targets.triton_kernels import Launch, Lines, NestEmitter
+from targets.triton_pending import PendingScalars
 from targets.triton_rows import RowEmitter, row_nest
 from targets.triton_serial import SerialEmitter
 from translate import ir
+from translate.irquery import scalar_reads
 from translate.schedule import (
     DeviceExtern,
     DeviceNest,
@@ -125,6 +127,7 @@ class _ModuleWriter:
         self.kernels: list[str] = []
         self.device_helpers: set[str] = set()
         self.launcher = Lines()
+        self.pending = PendingScalars(self.launcher)  # serial segments' results not yet on the host
         self.uses_math = False
         self.notes: list[str] = []
         self.fused = self.plan_fusion()  # nest name -> the extern segment whose epilogue it becomes
@@ -253,6 +256,7 @@ class _ModuleWriter:
                 out(f"{py_name(d.name)} = torch.empty({count}, dtype={TORCH_DTYPE[d.dtype]}, device=dev)"
                     f"  # local array")
         self.segs(self.segments)
+        self.pending.fetch_all()
         out(f"return {self.result_dict()}")
 
     @staticmethod
@@ -270,10 +274,12 @@ class _ModuleWriter:
             if isinstance(seg, DeviceNest) and seg.name in self.fused:
                 continue  # rendered as the epilogue of the matmul before it
             if isinstance(seg, DeviceExtern):
+                self.pending.fetch_all()
                 nxt = segments[k + 1] if k + 1 < len(segments) else None
                 tail = nxt if isinstance(nxt, DeviceNest) and self.fused.get(nxt.name) is seg else None
                 self.extern(seg, tail)
             elif isinstance(seg, DeviceNest) and self.schedule.row_programs and row_nest(seg, self.kernel):
+                self.pending.fetch(set(seg.scalars_in) | ir.reduced(seg.reductions))
                 row = RowEmitter(self.kernel, seg, self.host)
                 text, lines = row.emit()
                 self.device_helpers |= row.dev.helpers
@@ -283,15 +289,14 @@ class _ModuleWriter:
             elif isinstance(seg, HostBlock):
                 self.host_stmts(seg.stmts)
             elif isinstance(seg, HostIf):
-                with out.block(f"if {self.host(seg.cond)}:"):
-                    self.segs(seg.then)
-                if seg.orelse:
-                    with out.block("else:"):
-                        self.segs(seg.orelse)
+                self.host_if(seg)
             elif isinstance(seg, HostLoop):
+                self.pending.fetch_all()
                 with out.block(f"for {py_name(seg.var)} in {self.host_range(seg.start, seg.stop, seg.step)}:"):
                     self.segs(seg.body)
+                    self.pending.fetch_all()
             elif isinstance(seg, (DeviceNest, DeviceSerial)):
+                self.pending.fetch(seg.scalars_in)  # a nest's reductions: after its launch (add_kernel)
                 split = split_nest(seg, self.kernel, self.schedule) if isinstance(seg, DeviceNest) else None
                 walk = None
                 if isinstance(seg, DeviceNest) and split is None:
@@ -306,6 +311,22 @@ class _ModuleWriter:
                 raise UnsupportedExpr(seg, f"segment {type(seg).__name__}")
         if len(out.lines) == start:
             out("pass")
+
+    def host_if(self, seg: HostIf) -> None:
+        """Both branches start from what is pending before the IF and leave nothing pending
+        (``targets.triton_pending``)."""
+        out = self.launcher
+        self.pending.fetch(scalar_reads(seg.cond))
+        before = self.pending.snapshot()
+        with out.block(f"if {self.host(seg.cond)}:"):
+            self.segs(seg.then)
+            self.pending.fetch_all()
+        self.pending.restore(before)
+        if seg.orelse or before:
+            with out.block("else:"):
+                if seg.orelse:
+                    self.segs(seg.orelse)
+                self.pending.fetch_all()
 
     def extern(self, seg: DeviceExtern, tail: DeviceNest | None) -> None:
         out = self.launcher
@@ -336,7 +357,8 @@ class _ModuleWriter:
         for k, s in enumerate(stmts):
             if isinstance(s, ir.Return) and k and isinstance(stmts[k - 1], ir.ErrorCall):
                 continue  # the error call already returned
-            self.host_stmt(s)
+            if not self.pending.before(s):
+                self.host_stmt(s)
 
     def host_stmt(self, s: ir.Stmt) -> None:
         out = self.launcher
@@ -394,6 +416,7 @@ class _ModuleWriter:
                 out(f"chunks = max(1, min({2 * FILL_THREADS} // max(1, {total}), {sname} // {MIN_CHUNK}))")
                 out(f"chunk = max(1, triton.cdiv({sname}, chunks))")
                 args.append(sname)
+            fetched = self.pending.fetch_lines(ir.reduced(launch.partials))  # while the kernel runs
             with out.block(f"if {total} > 0:"):
                 if launch.tile is not None and len(launch.tile[0]) == 2:  # targets.planes: runs of rows
                     (fast, slow), _, planes = launch.tile
@@ -420,15 +443,20 @@ class _ModuleWriter:
                 if (warps := self.schedule.warps or default_warps(launch)) not in (0, TRITON_WARPS):
                     consts.append(f"num_warps={warps}")
                 out(f"{launch.kernel}[grid]({', '.join(args + consts)})")
+                for line in fetched:
+                    out(line)
                 self.combine_partials(launch.partials)
+            if fetched:
+                with out.block("else:"):
+                    for line in fetched:
+                        out(line)
             return
         for name, dt in launch.outs:
             out(f"{py_name(name)}_out = torch.empty(1, dtype={TORCH_DTYPE[dt]}, device=dev)")
             args.append(f"{py_name(name)}_out")
         out(f"{launch.kernel}[(1,)]({', '.join(args)})")
         for name, dt in launch.outs:
-            conv = "bool" if dt is ir.DType.BOOL else ("float" if dt.is_float else "int")
-            out(f"{py_name(name)} = {conv}({py_name(name)}_out.item())")
+            self.pending.add(name, dt)  # brought to the host where it is first read
 
     def partial_buffers(self, partials: list[ir.Reduction]) -> list[str]:
         """The partials' arrays, one element per program: a reduction alone in its dtype gets

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from targets.base import get_renderer
 from tests import kt_hand_kernels as hk
 from tests.kt_dataset_runs import NEEDS_REFERENCE_AND_KOKKOS, on_target, reference_and_kokkos, same
 from translate import ir
@@ -145,6 +146,7 @@ DATASETS = {
     # the min starts at +inf: a start of DBL_MAX (Kokkos 3.4's Min identity) would miss DX(2)
     "largest finite": [1.7976931348623157e308, 1.7976931348623157e308, math.inf],
     "signed zeros": [-0.0, 0.0, 5.0, 9.0],  # dmin: 0.0 at 2 (counting down, -0.0 at 1 is not smaller)
+    "one element": [-4.0],  # both loops run no iteration: the starts stand
 }
 
 
@@ -202,3 +204,15 @@ def test_integer_and_single_precision_scans(tmp_path: Path, decl: str) -> None:
         assert want == got == in_order(values), (what, want, got)
     for what, values, got in on_target(tmp_path / "t", "triton", kernel, data):
         assert got == in_order(values), (what, got)
+
+
+def test_triton_brings_the_start_back_while_the_pair_kernel_runs() -> None:
+    """DMAX = |DX(1)| comes from a serial kernel: its value is fetched (a wait for the GPU) only
+    after the pair kernel is launched, in the branch that launches it and in the one that does not."""
+    src = get_renderer("triton").render(_kernel()).source
+    launcher = src[src.index("def scans("):]
+    launch = launcher.index("scans_loop1[grid](")
+    fetch = "dmax_best = float(dmax_best_out.item())"
+    assert "dmax_best_out = dmax_out" in launcher[:launch]  # the copy of the start copies its tensor
+    assert launcher.count(fetch) == 2 and launch < launcher.index(fetch)
+    assert "dmax = float(dmax_out.item())" in launcher[launch:]

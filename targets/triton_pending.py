@@ -1,0 +1,70 @@
+"""Scalars a Triton launcher has computed on the device but not yet brought to the host.
+
+A serial device segment's results (``DMAX = DABS(DX(1))``) come back with ``.item()``, which
+waits for the GPU. Waited for at once, the GPU idles while the host wakes up and launches the
+next kernel; so a result stays in its 1-element tensor (``NAME_out``) until host code first
+reads it, and a plain copy of it (``DMAX_BEST = DMAX``) copies the tensor, not the value. A
+reduction's host value is read only after its kernel is launched: ivamax's start value is then
+brought back while its pair kernel runs. Each name is pending or not at each line whichever way
+the code ran: a branch of an IF starts from what was pending before the IF and brings back all
+that is pending at its end (an IF without an ELSE gets one that does), and before a loop every
+pending scalar comes back, as it does at the end of its body."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from targets.triton_expr import py_name
+from targets.triton_kernels import Lines
+from translate import ir
+from translate.irquery import scalar_reads, scalar_writes
+
+
+class PendingScalars:
+    def __init__(self, out: Lines) -> None:
+        self.out = out
+        self.dtypes: dict[str, ir.DType] = {}  # pending name -> its type, in the order they became pending
+
+    def add(self, name: str, dtype: ir.DType) -> None:
+        self.dtypes.pop(name, None)
+        self.dtypes[name] = dtype
+
+    def fetch(self, names: Iterable[str]) -> None:
+        """Bring these pending scalars to the host (a wait for the GPU each)."""
+        for line in self.fetch_lines(names):
+            self.out(line)
+
+    def fetch_lines(self, names: Iterable[str]) -> list[str]:
+        """The lines that bring these pending scalars to the host; they are no longer pending."""
+        wanted = set(names)
+        lines = []
+        for name in [n for n in self.dtypes if n in wanted]:
+            dt = self.dtypes.pop(name)
+            conv = "bool" if dt is ir.DType.BOOL else ("float" if dt.is_float else "int")
+            lines.append(f"{py_name(name)} = {conv}({py_name(name)}_out.item())")
+        return lines
+
+    def fetch_all(self) -> None:
+        self.fetch(list(self.dtypes))
+
+    def snapshot(self) -> dict[str, ir.DType]:
+        return dict(self.dtypes)
+
+    def restore(self, state: dict[str, ir.DType]) -> None:
+        self.dtypes = dict(state)
+
+    def before(self, s: ir.Stmt) -> bool:
+        """Ready the host for statement ``s``: True when ``s`` is a copy of a pending scalar, now
+        written as a copy of its tensor (the caller renders nothing more); else the pending
+        scalars ``s`` reads or writes come back (all of them before a return or an error call)."""
+        if (isinstance(s, ir.Assign) and isinstance(s.target, ir.Var) and isinstance(s.value, ir.Var)
+                and s.value.name in self.dtypes and s.value.dtype == s.target.dtype):
+            self.out(f"{py_name(s.target.name)}_out = {py_name(s.value.name)}_out")
+            self.add(s.target.name, self.dtypes[s.value.name])
+            return True
+        if any(isinstance(n, (ir.Return, ir.ErrorCall)) for n in ir.walk(s)):
+            self.fetch_all()
+        else:
+            loop_vars = {n.var for n in ir.walk(s) if isinstance(n, ir.Loop)}
+            self.fetch(scalar_reads(s) | scalar_writes(s) | loop_vars)
+        return False
