@@ -238,7 +238,11 @@ class KokkosRenderer(CStyleRenderer):
             if r.op not in _REDUCERS and not r.loc:
                 raise self.unsupported(r, f"reduction '{r.op}'")
         vals, red = f"{seg.name}_values", f"{seg.name}_reducer"
-        buf.line(f"// {seg.name}: its {len(reds)} reductions as one value (Kokkos 3.4 has no variadic reducers)")
+        if len(reds) == 1:  # a pair reduction: value and first iteration
+            buf.line(f"// {seg.name}: the {reds[0].op} of {reds[0].var} and its first iteration {reds[0].loc} "
+                     "as one value")
+        else:
+            buf.line(f"// {seg.name}: its {len(reds)} reductions as one value (Kokkos 3.4 has no variadic reducers)")
         with buf.block(f"struct {vals}", closer="};"):
             for k, r in enumerate(reds):
                 buf.line(f"{self.ctype(r.dtype)} v{k};  // {r.var} ({r.op})")
