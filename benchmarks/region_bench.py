@@ -184,6 +184,10 @@ def gpu(args: argparse.Namespace) -> int:
     if not torch.cuda.is_available():
         print("region_bench gpu: no CUDA GPU", file=sys.stderr)
         return 2
+    if args.pin:
+        from host_cpu import pin_near_gpu
+
+        print(pin_near_gpu(), file=sys.stderr)
     ceilings = load_or_measure(device="gpu")
     plan_dir = Path(args.plan_dir)
     order = [r for r in args.regions.split(",") if r]
@@ -504,6 +508,7 @@ def main(argv: list[str] | None = None) -> int:
                    help="times each target is timed, the targets taking turns; the table shows the median")
     g.add_argument("--variants", default="",
                    help="time these schedules of every region side by side, e.g. 'cuda:march=4;triton:warps=8'")
+    g.add_argument("--pin", action="store_true", help="run on one CPU local to the GPU (benchmarks/host_cpu.py)")
     t = sub.add_parser("table", help="print the table of a (possibly partial) gpu run's results.json")
     t.add_argument("plan_dir")
     args = ap.parse_args(argv)
