@@ -7,6 +7,8 @@ values, signed zeros and a loop counting down."""
 from __future__ import annotations
 
 import math
+import shutil
+import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -14,6 +16,7 @@ import numpy as np
 import pytest
 
 from targets.base import get_renderer
+from targets.cstyle import CStyleRenderer
 from tests import kt_hand_kernels as hk
 from tests.kt_dataset_runs import NEEDS_REFERENCE_AND_KOKKOS, on_target, reference_and_kokkos, same
 from translate import ir
@@ -216,3 +219,30 @@ def test_triton_brings_the_start_back_while_the_pair_kernel_runs() -> None:
     assert "dmax_best_out = dmax_out" in launcher[:launch]  # the copy of the start copies its tensor
     assert launcher.count(fetch) == 2 and launch < launcher.index(fetch)
     assert "dmax = float(dmax_out.item())" in launcher[launch:]
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="g++ not installed")
+@pytest.mark.parametrize("op", ["maxloc", "minloc"])
+@pytest.mark.parametrize("first", ["min", "max"])
+def test_the_c_pair_join_compiled(tmp_path: Path, op: str, first: str) -> None:
+    """The condition Kokkos's pair reducer joins with and the C launchers combine with
+    (``CStyleRenderer.pair_better``), compiled and run on every order of a few pairs: a better
+    value wins, an equal one only with a first iteration; NaN never enters a pair."""
+    r = ir.Reduction("m", op, ir.DType.F64, loc="k", loc_first=first)
+    expr = CStyleRenderer.pair_better(r, "v", "l", "w", "n")
+    pairs = [(1.0, 4), (2.0, 7), (2.0, 3), (-1.0, 0), (2.0, 5)]
+    src = ("#include <cstdio>\nstatic bool better(double v, int l, double w, int n) { return " + expr + "; }\n"
+           "int main() {\n  const double vs[] = {" + ", ".join(str(v) for v, _ in pairs) + "};\n"
+           "  const int ls[] = {" + ", ".join(str(k) for _, k in pairs) + "};\n"
+           f"  for (int a = 0; a < {len(pairs)}; ++a)\n    for (int b = 0; b < {len(pairs)}; ++b)\n"
+           "      std::printf(\"%d\", better(vs[a], ls[a], vs[b], ls[b]) ? 1 : 0);\n}\n")
+    (tmp_path / "join.cpp").write_text(src)
+    subprocess.run(["g++", "-O1", str(tmp_path / "join.cpp"), "-o", str(tmp_path / "join")], check=True)
+    got = subprocess.run([str(tmp_path / "join")], capture_output=True, text=True, check=True).stdout
+
+    def better(a: tuple[float, int], b: tuple[float, int]) -> bool:
+        above = a[0] > b[0] if op == "maxloc" else a[0] < b[0]
+        earlier = a[1] < b[1] if first == "min" else a[1] > b[1]
+        return above or (a[0] == b[0] and earlier)
+
+    assert got == "".join("1" if better(a, b) else "0" for a in pairs for b in pairs)
