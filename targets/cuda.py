@@ -353,6 +353,7 @@ class CudaRenderer(CStyleRenderer):
 
     @staticmethod
     def pair_functor(r: ir.Reduction) -> str:
+        """The ``KtPairBetter`` of ``r``: the pair join the kernels and the launcher share."""
         return f"KtPairBetter<{str(r.op == 'maxloc').lower()}, {str(r.loc_first == 'min').lower()}>"
 
     def launch_nest(self, buf: CodeBuffer, seg: DeviceNest) -> None:
@@ -468,7 +469,7 @@ class CudaRenderer(CStyleRenderer):
         s, p = self.var(r.var), f"{self.var(r.var)}_part"
         if r.loc:
             ls = self.var(r.loc)
-            return f"if ({self.pair_better(r, p, ls + '_part', s, ls)}) {{ {s} = {p}; {ls} = {ls}_part; }}"
+            return f"if ({self.pair_functor(r)}()({p}, {ls}_part, {s}, {ls})) {{ {s} = {p}; {ls} = {ls}_part; }}"
         if r.op in ("max", "min"):
             return f"{s} = {self.use('kt_' + r.op)}({s}, {p});"
         return f"{s} = {s} {'+' if r.op == 'add' else '*'} {p};"

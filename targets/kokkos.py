@@ -238,7 +238,7 @@ class KokkosRenderer(CStyleRenderer):
             if r.op not in _REDUCERS and not r.loc:
                 raise self.unsupported(r, f"reduction '{r.op}'")
         vals, red = f"{seg.name}_values", f"{seg.name}_reducer"
-        if len(reds) == 1:  # a pair reduction: value and first iteration
+        if len(reds) == 1 and reds[0].loc:  # a pair reduction alone: value and first iteration
             buf.line(f"// {seg.name}: the {reds[0].op} of {reds[0].var} and its first iteration {reds[0].loc} "
                      "as one value")
         else:

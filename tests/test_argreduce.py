@@ -225,7 +225,7 @@ def test_triton_brings_the_start_back_while_the_pair_kernel_runs() -> None:
 @pytest.mark.parametrize("op", ["maxloc", "minloc"])
 @pytest.mark.parametrize("first", ["min", "max"])
 def test_the_c_pair_join_compiled(tmp_path: Path, op: str, first: str) -> None:
-    """The condition Kokkos's pair reducer joins with and the C launchers combine with
+    """The condition Kokkos's pair reducer joins with and its launcher combines with
     (``CStyleRenderer.pair_better``), compiled and run on every order of a few pairs: a better
     value wins, an equal one only with a first iteration; NaN never enters a pair."""
     r = ir.Reduction("m", op, ir.DType.F64, loc="k", loc_first=first)

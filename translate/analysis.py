@@ -117,7 +117,7 @@ class _Ctx:
         self.live_at_end = {p.name for p in k.params} | ({k.name} if k.result is not None else set())
         self.arrays = {p.name for p in k.params + k.locals if isinstance(p, ir.Array)}
         self.temps: list[ir.Scalar] = []  # scalars the analysis introduces (translate.argreduce)
-        self.split_scans = True  # off while a loop is analysed with the scans inside it whole
+        self.pair_scans = True  # off while a loop is analysed with the scans inside it whole
 
     # statements, with the continuation (what runs afterwards) for liveness
 
@@ -151,7 +151,7 @@ class _Ctx:
         inner_cont = [loop.body, *cont]
         mark = len(self.temps)
         body = self.block(loop.body, inner_cont)
-        if len(self.temps) > mark:  # a scan inside was split in two (split_arg_scan)
+        if len(self.temps) > mark:  # a scan inside became a pair reduction (scan_as_pair)
             whole = self.analysed_whole(loop, cont)
             if whole is not None:  # this loop is parallel with its scans whole: each thread reads once
                 del self.temps[mark:]
@@ -159,25 +159,26 @@ class _Ctx:
         loop = replace(loop, body=body)
         loop, after = self.inductions(loop, cont)
         classified = self.swappable(self.classify(loop, cont), cont)
-        if classified.kind is LoopKind.SERIAL and self.split_scans:
-            return [*(self.split_arg_scan(classified, cont) or [classified]), *after]
+        if classified.kind is LoopKind.SERIAL and self.pair_scans:
+            return [*(self.scan_as_pair(classified, cont) or [classified]), *after]
         return [classified, *after]
 
     def analysed_whole(self, loop: ir.Loop, cont: list[tuple[ir.Stmt, ...]]) -> list[ir.Stmt] | None:
-        """``loop`` analysed with the scans inside it kept whole, if it is then parallel (split,
-        each of its threads would read the scan's data twice), else None."""
-        before, self.split_scans = self.split_scans, False
+        """``loop`` analysed with the scans inside it kept whole, if it is then parallel (each of
+        its threads scans in order; a pair reduction inside a parallel loop is a nest the targets
+        do not run), else None."""
+        before, self.pair_scans = self.pair_scans, False
         try:
             body = self.block(loop.body, [loop.body, *cont])
             whole, after = self.inductions(replace(loop, body=body), cont)
             classified = self.classify(whole, cont)
         finally:
-            self.split_scans = before
+            self.pair_scans = before
         if classified.kind is not LoopKind.PARALLEL:
             return None
         return [self.swappable(classified, cont), *after]
 
-    def split_arg_scan(self, loop: ir.Loop, cont: list[tuple[ir.Stmt, ...]]) -> list[ir.Stmt] | None:
+    def scan_as_pair(self, loop: ir.Loop, cont: list[tuple[ir.Stmt, ...]]) -> list[ir.Stmt] | None:
         """A serial first-max/min scan (IDAMAX) as one parallel pair reduction (translate.argreduce),
         or None when it is not one or the two loops it splits into are not both parallel."""
         scan = argreduce.arg_scan(loop)

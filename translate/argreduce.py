@@ -1,5 +1,5 @@
-"""The first index of a maximum (or minimum), as BLAS's IDAMAX finds it, in two parallel
-reductions.
+"""The first index of a maximum (or minimum), as BLAS's IDAMAX finds it, as one parallel
+reduction of a (value, iteration) pair, proved by splitting it into two parallel reductions.
 
 A loop whose body is only ::
 
@@ -28,8 +28,8 @@ parallel::
 finds the maximum again by comparing ``E`` with ``M`` exactly, so ``E`` must evaluate
 the same in both: only loads, negation, ABS and conversions are allowed in it (no
 arithmetic a compiler could contract differently in two kernels). A scan inside a loop
-that is parallel with the scan whole (a first max per column) stays whole: split, each
-thread would read its data twice (``translate.analysis``).
+that is parallel with the scan whole (a first max per column) stays whole: each thread then
+scans its column in order (``translate.analysis``).
 
 Both loops parallel prove the scan a reduction of the pair (M, K), which the targets run in
 one pass over the data (:func:`fused`)::
