@@ -28,7 +28,7 @@ from targets.triton_extern import (
 )
 from targets.triton_helpers import DEVICE_DEPENDS, DEVICE_HELPERS, HOST_DEPENDS, HOST_HELPERS, closure
 from targets.triton_kernels import Launch, Lines, NestEmitter
-from targets.triton_pending import PendingScalars
+from targets.triton_pending import PendingScalars, host_type
 from targets.triton_rows import RowEmitter, row_nest
 from targets.triton_serial import SerialEmitter
 from translate import ir
@@ -70,6 +70,12 @@ def _partials_name(dtype: ir.DType, groups: dict[ir.DType, list[ir.Reduction]]) 
     return "partials" if len(shared) == 1 else f"partials_{dtype.name.lower()}"
 
 
+def _pair_dtype(r: ir.Reduction) -> str:
+    """The torch type of a pair reduction's partials: values and iterations in one array, both
+    exactly (an int64 value: int64 rows, else float64)."""
+    return TORCH_DTYPE[ir.DType.I64 if r.dtype is ir.DType.I64 else ir.DType.F64]
+
+
 def module_path(kernel: ir.Kernel) -> str:
     return f"triton/{kernel.name.lower()}_triton.py"
 
@@ -85,7 +91,7 @@ WALK_WIDTH = 2
 
 def default_warps(launch: Launch) -> int:
     """num_warps of a nest kernel the schedule leaves at 0: Triton's default for walks; 8 for split serial loops, for
-    reductions over two or more loops and for 1-D nests storing to two or more arrays (H200
+    reductions over two or more loops or of a pair, and for 1-D nests storing to two or more arrays (H200
     against 4 warps: dgemv 'N' 0.768 -> 0.622 ms, field_summary_like 1.002 -> 0.829 ms, vswap
     0.751 -> 0.601 ms; slower with 8: 1-D nests storing one array, vcopy 0.552 -> 0.611, vscal
     0.672 -> 0.697, and the 2-D ideal_gas_like storing two, 0.730 -> 0.784), else Triton's
@@ -93,7 +99,9 @@ def default_warps(launch: Launch) -> int:
     if launch.tile is not None:
         return 0  # walks: a 2-D one with reductions ran 0.678 ms at 4 warps, 1.449 at 8 (field_summary_like)
     two_arrays = len(launch.trips) == 1 and launch.written > 1
-    eight = launch.split is not None or (launch.partials and len(launch.trips) > 1) or two_arrays
+    # a pair reduction's 32 tiles (translate.argreduce): ivamax's kernel 0.595 ms at 4 warps, 0.530 at 8
+    pair = any(r.loc for r in launch.partials)
+    eight = launch.split is not None or (launch.partials and len(launch.trips) > 1) or two_arrays or pair
     return 8 if eight else 0
 
 
@@ -416,7 +424,7 @@ class _ModuleWriter:
                 out(f"chunks = max(1, min({2 * FILL_THREADS} // max(1, {total}), {sname} // {MIN_CHUNK}))")
                 out(f"chunk = max(1, triton.cdiv({sname}, chunks))")
                 args.append(sname)
-            fetched = self.pending.fetch_lines(ir.reduced(launch.partials))  # while the kernel runs
+            waiting = self.pending.take(ir.reduced(launch.partials))  # come back with the results
             with out.block(f"if {total} > 0:"):
                 if launch.tile is not None and len(launch.tile[0]) == 2:  # targets.planes: runs of rows
                     (fast, slow), _, planes = launch.tile
@@ -443,13 +451,11 @@ class _ModuleWriter:
                 if (warps := self.schedule.warps or default_warps(launch)) not in (0, TRITON_WARPS):
                     consts.append(f"num_warps={warps}")
                 out(f"{launch.kernel}[grid]({', '.join(args + consts)})")
-                for line in fetched:
-                    out(line)
-                self.combine_partials(launch.partials)
-            if fetched:
+                self.combine_partials(launch.partials, waiting)
+            if waiting:
                 with out.block("else:"):
-                    for line in fetched:
-                        out(line)
+                    for name, dt in waiting:
+                        out(f"{py_name(name)} = {host_type(dt)}({py_name(name)}_out.item())")
             return
         for name, dt in launch.outs:
             out(f"{py_name(name)}_out = torch.empty(1, dtype={TORCH_DTYPE[dt]}, device=dev)")
@@ -464,9 +470,8 @@ class _ModuleWriter:
         :meth:`combine_partials` reduces them in one call). Returns the kernel arguments."""
         out, groups = self.launcher, _by_dtype([r for r in partials if not r.loc])
         for r in partials:
-            if r.loc:  # a pair: values and iterations in one array, exactly (an int64 value: int64 rows)
-                dtype = TORCH_DTYPE[ir.DType.I64 if r.dtype is ir.DType.I64 else ir.DType.F64]
-                out(f"{py_name(r.var)}_part = torch.empty((2, grid[0]), dtype={dtype}, device=dev)"
+            if r.loc:
+                out(f"{py_name(r.var)}_part = torch.empty((2, grid[0]), dtype={_pair_dtype(r)}, device=dev)"
                     f"  # a pair per program: values, then first iterations")
         for dtype, group in groups.items():
             if len(group) == 1:
@@ -478,40 +483,60 @@ class _ModuleWriter:
         return [f"{py_name(r.var)}_part" if r.loc or len(groups[r.dtype]) == 1
                 else f"{_partials_name(r.dtype, groups)}[{groups[r.dtype].index(r)}]" for r in partials]
 
-    def combine_partials(self, partials: list[ir.Reduction]) -> None:
-        """Each reduction's partials reduced on the device; the results of one dtype come to the
-        host in one copy (``.item()`` per reduction waited for the GPU once per reduction), the
-        rows of a shared array reduced in one call where their operators agree."""
+    def combine_partials(self, partials: list[ir.Reduction], waiting: list[tuple[str, ir.DType]]) -> None:
+        """Each reduction's partials reduced on the device and the results brought to the host with
+        the pending scalars they start from (``waiting``), one copy per type, so that the host
+        waits for the GPU once: every device step is queued while the kernel runs. The rows of a
+        shared array are reduced in one call where their operators agree; a pair is joined on the
+        device (:meth:`pair_on_device`) and then with the host's pair."""
         out, groups = self.launcher, _by_dtype([r for r in partials if not r.loc])
+        fetch: dict[str, list[tuple[str, list[str]]]] = {}  # torch dtype -> (device tensor, host names)
+        for name, dt in waiting:
+            fetch.setdefault(TORCH_DTYPE[dt], []).append((f"{py_name(name)}_out", [py_name(name)]))
+        for r in partials:
+            if r.loc:
+                fetch.setdefault(_pair_dtype(r), []).append(self.pair_on_device(r))
+        for dtype, group in groups.items():
+            names = [f"{py_name(r.var)}_sum" for r in group]
+            if len(group) == 1:
+                device = _ON_DEVICE[group[0].op].format(p=f"{py_name(group[0].var)}_part")
+            elif len({r.op for r in group}) == 1:
+                device = _ON_ROWS[group[0].op].format(p=_partials_name(dtype, groups))
+            else:
+                rows = _partials_name(dtype, groups)
+                each = (_ON_DEVICE[r.op].format(p=f"{rows}[{n}]") for n, r in enumerate(group))
+                device = f"torch.stack([{', '.join(each)}])"
+            fetch.setdefault(TORCH_DTYPE[dtype], []).append((device, names))
+        for pieces in fetch.values():
+            names = [n for _, ns in pieces for n in ns]
+            if len(pieces) == 1:
+                out(f"{names[0]} = {pieces[0][0]}.item()" if len(names) == 1
+                    else f"{', '.join(names)} = {pieces[0][0]}.tolist()")
+                continue
+            flat = (t if len(ns) > 1 else f"{t}.view(1)" for t, ns in pieces)  # a 0-d result: 1-D
+            out(f"{', '.join(names)} = torch.cat(({', '.join(flat)})).tolist()")
         for r in partials:
             if r.loc:
                 self.combine_pair(r)
-        for dtype, group in groups.items():
-            names = [py_name(r.var) for r in group]
-            if len(group) == 1:
-                device = _ON_DEVICE[group[0].op].format(p=f"{names[0]}_part")
-                out(_COMBINE[group[0].op].format(v=names[0], s=f"{device}.item()"))
-                continue
-            rows = _partials_name(dtype, groups)
-            if len({r.op for r in group}) == 1:
-                device = _ON_ROWS[group[0].op].format(p=rows)
-            else:
-                each = (_ON_DEVICE[r.op].format(p=f"{rows}[{n}]") for n, r in enumerate(group))
-                device = f"torch.stack([{', '.join(each)}])"
-            out(f"{', '.join(v + '_sum' for v in names)} = {device}.tolist()")
-            for r, v in zip(group, names, strict=True):
-                out(_COMBINE[r.op].format(v=v, s=f"{v}_sum"))
+        for group in groups.values():
+            for r in group:
+                out(_COMBINE[r.op].format(v=py_name(r.var), s=f"{py_name(r.var)}_sum"))
+
+    def pair_on_device(self, r: ir.Reduction) -> tuple[str, list[str]]:
+        """The program holding a pair reduction's best pair, chosen on the device: programs cover the
+        iterations in order, so the first program holding the best value (``argmax``/``argmin``
+        return the first) holds its first iteration. Returns the pair's tensor and host names."""
+        v, loc = py_name(r.var), py_name(r.loc)
+        pick = "argmax" if r.op == "maxloc" else "argmin"
+        # a 1-element index: indexing with the 0-d result itself would wait for the GPU (``.item()``)
+        self.launcher(f"kt_at = {v}_part[0].{pick}().view(1)")
+        return f"{v}_part[:, kt_at].view(2)", [f"{v}_top", f"{loc}_top"]
 
     def combine_pair(self, r: ir.Reduction) -> None:
-        """A pair reduction's partials joined on the device and that program's pair joined with the
-        host's. Programs cover the iterations in order, so the first program holding the best value
-        (``argmax``/``argmin`` return the first) holds its first iteration."""
+        """The device's best pair (:meth:`pair_on_device`) joined with the host's."""
         out, v, loc = self.launcher, py_name(r.var), py_name(r.loc)
-        pick, first = ("argmax", ">") if r.op == "maxloc" else ("argmin", "<")
+        first = ">" if r.op == "maxloc" else "<"
         before = "<" if r.loc_first == "min" else ">"
-        # a 1-element index: indexing with the 0-d result itself would wait for the GPU (``.item()``)
-        out(f"kt_at = {v}_part[0].{pick}().view(1)")
-        out(f"({v}_top,), ({loc}_top,) = {v}_part[:, kt_at].tolist()")
         conv = "float" if r.dtype.is_float else "int"
         with out.block(f"if {v}_top {first} {v} or ({v}_top == {v} and {loc}_top {before} {loc}):"):
             out(f"{v}, {loc} = {conv}({v}_top), int({loc}_top)")

@@ -21,7 +21,7 @@ from targets.triton_expr import (
     literal,
     py_name,
 )
-from translate import ir
+from translate import argreduce, ir
 from translate.schedule import DeviceNest, arrays_written, fastest_first
 from translate.simplify import const_int, simplify
 
@@ -72,7 +72,9 @@ class Launch:
 REDUCE_TILES = 8
 # a pair reduction's programs (translate.argreduce) take more tiles: each ends in three joins across its
 # lanes. H200, ivamax's kernel at 280M elements (benchmarks/probes/pair_reduction.py): 256 lanes x 8
-# tiles 0.694 ms, x 16 0.686, x 32 0.608; 512 x 8 0.798, 1024 x 8 1.055
+# tiles 0.694 ms, x 16 0.686, x 32 0.608; 512 x 8 0.798, 1024 x 8 1.055. With the lanes' update
+# without its tie test (argreduce.in_order) and 8 warps (benchmarks/probes/pair_kernel_forms.py, the
+# kernel and the device's join): 32 tiles 0.530 ms, against 0.628 with the tie test
 PAIR_TILES = 32
 IDENTITY = {"add": 0, "mul": 1, "max": "-inf", "min": "inf", "maxloc": "-inf", "minloc": "inf"}
 REDUCE = {"add": "tl.sum({v}, axis=0)", "max": "tl.max({v}, axis=0)", "min": "tl.min({v}, axis=0)",
@@ -243,7 +245,10 @@ class NestEmitter(_Emitter):
         for r in nest.reductions:
             body(f"{py_name(r.var)} = tl.full([BLOCK], {identity(r.op, r.dtype)}, {dev_dtype(r.dtype)})")
             if r.loc:  # each lane's first iteration reaching its value: lanes visit theirs in order
-                body(f"{py_name(r.loc)} = tl.full([BLOCK], {loc_identity(r)}, {dev_dtype(r.loc_dtype)})")
+                better = "a larger" if r.op == "maxloc" else "a smaller"
+                body(f"{py_name(r.loc)} = tl.full([BLOCK], {loc_identity(r)}, {dev_dtype(r.loc_dtype)})"
+                     f"  # the lane's first iteration at its best: it visits them in order, so only {better}"
+                     " value moves it")
         if tiles > 1:
             with body.block("for tile in tl.static_range(TILES):  # unrolled: the tiles' loads overlap"):
                 self.lanes("(pid.to(tl.int64) * TILES + tile) * BLOCK", order, trips)
@@ -268,8 +273,8 @@ class NestEmitter(_Emitter):
         self.private_lines()
         if self.split is not None:
             self.split_loop(self.split)
-        else:
-            for s in self.nest.body:
+        else:  # a lane visits its iterations in order: a pair's update needs no tie test
+            for s in argreduce.in_order(self.nest.body, [r for r in self.nest.reductions if r.loc]):
                 self.stmt(s, "mask")
 
     def private_lines(self) -> None:

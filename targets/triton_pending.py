@@ -20,6 +20,11 @@ from translate import ir
 from translate.irquery import scalar_reads, scalar_writes
 
 
+def host_type(dtype: ir.DType) -> str:
+    """The Python type a scalar of ``dtype`` has on the host."""
+    return "bool" if dtype is ir.DType.BOOL else ("float" if dtype.is_float else "int")
+
+
 class PendingScalars:
     def __init__(self, out: Lines) -> None:
         self.out = out
@@ -36,13 +41,12 @@ class PendingScalars:
 
     def fetch_lines(self, names: Iterable[str]) -> list[str]:
         """The lines that bring these pending scalars to the host; they are no longer pending."""
+        return [f"{py_name(name)} = {host_type(dt)}({py_name(name)}_out.item())" for name, dt in self.take(names)]
+
+    def take(self, names: Iterable[str]) -> list[tuple[str, ir.DType]]:
+        """These pending scalars (name and type), no longer pending: the caller brings them back."""
         wanted = set(names)
-        lines = []
-        for name in [n for n in self.dtypes if n in wanted]:
-            dt = self.dtypes.pop(name)
-            conv = "bool" if dt is ir.DType.BOOL else ("float" if dt.is_float else "int")
-            lines.append(f"{py_name(name)} = {conv}({py_name(name)}_out.item())")
-        return lines
+        return [(name, self.dtypes.pop(name)) for name in [n for n in self.dtypes if n in wanted]]
 
     def fetch_all(self) -> None:
         self.fetch(list(self.dtypes))

@@ -10,6 +10,7 @@ import math
 import shutil
 import subprocess
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -19,7 +20,7 @@ from targets.base import get_renderer
 from targets.cstyle import CStyleRenderer
 from tests import kt_hand_kernels as hk
 from tests.kt_dataset_runs import NEEDS_REFERENCE_AND_KOKKOS, on_target, reference_and_kokkos, same
-from translate import ir
+from translate import argreduce, ir
 from translate.analysis import analyze
 
 # a first max of |x| (IDAMAX, the assignments in its order), a first min counting down,
@@ -150,6 +151,8 @@ DATASETS = {
     "largest finite": [1.7976931348623157e308, 1.7976931348623157e308, math.inf],
     "signed zeros": [-0.0, 0.0, 5.0, 9.0],  # dmin: 0.0 at 2 (counting down, -0.0 at 1 is not smaller)
     "one element": [-4.0],  # both loops run no iteration: the starts stand
+    # equal extremes one Triton tile (256) apart fall in one lane, which must keep its first
+    "ties in one lane": [9.0 if i in (100, 356, 612) else -9.0 if i in (5000, 5256) else 1.0 for i in range(9000)],
 }
 
 
@@ -209,16 +212,42 @@ def test_integer_and_single_precision_scans(tmp_path: Path, decl: str) -> None:
         assert got == in_order(values), (what, got)
 
 
-def test_triton_brings_the_start_back_while_the_pair_kernel_runs() -> None:
-    """DMAX = |DX(1)| comes from a serial kernel: its value is fetched (a wait for the GPU) only
-    after the pair kernel is launched, in the branch that launches it and in the one that does not."""
+def test_triton_brings_the_start_back_with_the_pair() -> None:
+    """DMAX = |DX(1)| comes from a serial kernel: its value is fetched only after the pair kernel
+    is launched and the programs' pairs are joined on the device, in the same copy as the chosen
+    pair (one wait for the GPU); and alone in the branch that launches no kernel."""
     src = get_renderer("triton").render(_kernel()).source
     launcher = src[src.index("def scans("):]
     launch = launcher.index("scans_loop1[grid](")
-    fetch = "dmax_best = float(dmax_best_out.item())"
+    join = launcher.index("kt_at = dmax_best_part[0].argmax().view(1)")
+    copy = launcher.index("dmax_best, dmax_best_top, i_first_top = torch.cat((dmax_best_out.view(1), "
+                          "dmax_best_part[:, kt_at].view(2))).tolist()")
     assert "dmax_best_out = dmax_out" in launcher[:launch]  # the copy of the start copies its tensor
-    assert launcher.count(fetch) == 2 and launch < launcher.index(fetch)
+    assert launch < join < copy and ".item()" not in launcher[launch:copy]
+    alone = "dmax_best = float(dmax_best_out.item())"
+    assert launcher.count(alone) == 1 and copy < launcher.index(alone) < launcher.index("scans_loop2[grid](")
     assert "dmax = float(dmax_out.item())" in launcher[launch:]
+
+
+def test_a_lane_updates_its_pair_without_the_tie_test() -> None:
+    """A Triton lane visits its iterations in order, so its update is ``T > M`` alone
+    (``argreduce.in_order``); Kokkos and CUDA keep the full rule, and so does any other IF."""
+    k = _kernel()
+    loop = _loops(k)[0]
+    (pair,) = loop.reductions
+    update = loop.body[1]
+    assert isinstance(update, ir.If) and update.cond.op == "or"
+    plain = argreduce.in_order(loop.body, [pair])
+    assert plain[0] == loop.body[0] and plain[1] == replace(update, cond=update.cond.lhs)
+    assert update.cond.lhs.op == "gt" and update.cond.lhs.rhs == ir.Var(pair.var, pair.dtype)
+    assert argreduce.in_order(loop.body, []) == loop.body  # not this loop's pair: unchanged
+    other = replace(update, cond=replace(update.cond, rhs=replace(update.cond.rhs, op="or")))
+    assert argreduce.in_order((other,), [pair]) == (other,)
+    triton = get_renderer("triton").render(k).source
+    assert "cond1 = (dmax_at_i > dmax_best)\n" in triton and "num_warps=8" in triton
+    assert "(dmin_at_i == dmin_best)" not in triton and "(dmax_at_i == dmax_best)" not in triton
+    for target in ("kokkos", "cuda"):
+        assert "(dmax_at_i == dmax_best && i < i_first)" in get_renderer(target).render(k).source, target
 
 
 @pytest.mark.skipif(shutil.which("g++") is None, reason="g++ not installed")

@@ -168,11 +168,7 @@ def fused(loop: ir.Loop, scan: ArgScan, temps: tuple[str, str, str], private: tu
     pair = ir.Reduction(m.name, "maxloc" if scan.better == "gt" else "minloc", m.dtype, loc=k.name,
                         loc_dtype=k.dtype, loc_first=first)
     i, e = Var(loop.var, k.dtype), Var(temps[2], m.dtype)
-    earlier = BinOp("and", BinOp("eq", e, m, DType.BOOL), BinOp("lt" if first == "min" else "gt", i, k, DType.BOOL),
-                    DType.BOOL)
-    body = (ir.Assign(e, scan.value),
-            ir.If(BinOp("or", BinOp(scan.better, e, m, DType.BOOL), earlier, DType.BOOL),
-                  (ir.Assign(m, e), ir.Assign(k, i))))
+    body = (ir.Assign(e, scan.value), _update(e, m, i, k, scan.better, first))
     return [
         ir.Assign(m, scan.best),
         ir.Assign(k, start),
@@ -184,3 +180,33 @@ def fused(loop: ir.Loop, scan: ArgScan, temps: tuple[str, str, str], private: tu
             ir.If(BinOp("ne", k, start, DType.BOOL), (ir.Assign(scan.at, found), ir.Assign(scan.best, m))),
         )),
     ]
+
+
+
+def in_order(body: tuple[ir.Stmt, ...], pairs: list[ir.Reduction]) -> tuple[ir.Stmt, ...]:
+    """:func:`fused`'s loop body for a visitor that sees its iterations in the loop's order (a
+    Triton lane over its tiles): the update tests only ``T .GT. M`` (``.LT.``). Within one such
+    visitor an ``E`` equal to M with an earlier ``i`` only occurs while K is still HUGE and M the
+    pair's start, -inf (+inf): a pair the IF after the loop, which asks for M better than the
+    scan's start, never uses. Other statements are returned as they are."""
+    def plain(s: ir.Stmt) -> ir.Stmt:
+        c = s.cond if isinstance(s, ir.If) else None
+        if not (isinstance(c, BinOp) and isinstance(c.lhs, BinOp) and isinstance(c.rhs, BinOp)
+                and isinstance(c.rhs.rhs, BinOp)):
+            return s
+        e, i = c.lhs.lhs, c.rhs.rhs.lhs
+        for r in pairs:
+            m, k = Var(r.var, r.dtype), Var(r.loc, r.loc_dtype)
+            update = _update(e, m, i, k, "gt" if r.op == "maxloc" else "lt", r.loc_first)
+            if c == update.cond and s.then == update.then and not s.orelse:
+                return replace(s, cond=c.lhs)
+        return s
+
+    return tuple(plain(s) for s in body)
+
+
+def _update(e: ir.Expr, m: Var, i: ir.Expr, k: Var, better: str, first: str) -> ir.If:
+    """The pair update of :func:`fused`: ``IF (E better M .OR. (E .EQ. M .AND. i before K)) M = E; K = i``."""
+    earlier = BinOp("and", BinOp("eq", e, m, DType.BOOL), BinOp("lt" if first == "min" else "gt", i, k, DType.BOOL),
+                    DType.BOOL)
+    return ir.If(BinOp("or", BinOp(better, e, m, DType.BOOL), earlier, DType.BOOL), (ir.Assign(m, e), ir.Assign(k, i)))
