@@ -24,7 +24,7 @@ import triton
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from probe_common import in_turns, load, rounds_text  # noqa: E402
 
-BLOCK, TILES = 256, 32
+BLOCK, TILES, WARPS = 256, 32, 8  # the launcher's shape
 
 
 def host_us(fn: Callable[[], object], calls: int = 300) -> float:
@@ -52,7 +52,7 @@ def main() -> None:
     steps = {
         "serial kernel launch": lambda: mod.ivamax_serial1[(1,)](x, 0.0, start),
         "pair kernel launch (small)": lambda: mod.ivamax_loop1[(1,)](
-            x, 4097, 1, 2, 4096, small, BLOCK=BLOCK, TILES=TILES),
+            x, 4097, 1, 2, 4096, small, BLOCK=BLOCK, TILES=TILES, num_warps=WARPS),
         "torch.empty": lambda: torch.empty((2, programs), dtype=torch.float64, device="cuda"),
         "argmax join queued": lambda: part[:, part[0].argmax().view(1)],
         "torch start queued": lambda: x[0:1].abs(),
@@ -66,7 +66,7 @@ def main() -> None:
 
     def kernel() -> torch.Tensor:
         p = torch.empty((2, programs), dtype=torch.float64, device="cuda")
-        mod.ivamax_loop1[(programs,)](x, n, 1, 2, trip, p, BLOCK=BLOCK, TILES=TILES)
+        mod.ivamax_loop1[(programs,)](x, n, 1, 2, trip, p, BLOCK=BLOCK, TILES=TILES, num_warps=WARPS)
         return p
 
     def finish(p: torch.Tensor, dmax_out: torch.Tensor) -> int:

@@ -1,4 +1,4 @@
-"""Probe: the Triton first-max pair kernel (ivamax's ``translate.argreduce`` form) written four ways, at the
+"""Probe: the Triton first-max pair kernel (ivamax's ``translate.argreduce`` form) written five ways, at the
 region table's size (280M doubles), each followed by the join of the programs' pairs on the device (``argmax``
 and the chosen pair's gather, as the launcher queues them):
 
@@ -6,11 +6,13 @@ and the chosen pair's gather, as the launcher queues them):
   kept a lane's pair with the full rule ``v > best or (v == best and i < first)``, since then with ``v > best``);
 - ``strict``: a lane visits its iterations in order, so within a lane ``v > best`` alone keeps the first;
 - ``strided``: ``strict`` with the generated kernel's address ``DX(IX + (I - 1) * INCX)`` and value temporary;
+- ``offset``: ``strict`` reading ``DX(IX - 1 + I)``, a runtime offset but no temporary;
 - ``tile``: ``strict``, the lane keeping the number of its best tile (a 32-bit constant per tile) instead of the
   iteration, which is rebuilt once at the end;
 
 at 32 tiles of 256 lanes and 8 warps (the generated one also at 4), and the generated launcher. Every form's index
-is checked against ``torch.argmax``.
+is checked against ``torch.argmax``; the size of its PTX, its 64-bit multiplies and loads are printed with it (an
+``INCX`` of 1 the JIT did not specialise would show as multiplies).
 
 ``python benchmarks/probes/pair_kernel_forms.py FILE`` from the repository root (FILE: a generated
 ivamax_triton.py)."""
@@ -71,6 +73,26 @@ def strided_pair(dx, trip, ix, incx, part, BLOCK: tl.constexpr, TILES: tl.conste
 
 
 @triton.jit
+def offset_pair(dx, trip, ix, part, BLOCK: tl.constexpr, TILES: tl.constexpr):
+    """``strict`` reading ``DX(IX - 1 + I)``: the runtime offset of ``strided`` without its temporary."""
+    pid = tl.program_id(0)
+    best = tl.full([BLOCK], -float("inf"), tl.float64)
+    first = tl.full([BLOCK], 2147483647, tl.int64)
+    for tile in tl.static_range(TILES):
+        offs = (pid.to(tl.int64) * TILES + tile) * BLOCK + tl.arange(0, BLOCK)
+        mask = offs < trip
+        i = 1 + offs
+        v = tl.where(mask, tl.abs(tl.load(dx + (ix - 2) + i, mask=mask, other=0.0)), 0.0)
+        take = mask & (v > best)
+        best = tl.where(take, v, best)
+        first = tl.where(take, i, first)
+    top = tl.max(best, axis=0)
+    at = tl.min(tl.where(best == top, first, 2147483647), axis=0)
+    tl.store(part + pid, top)
+    tl.store(part + tl.num_programs(0) + pid, at)
+
+
+@triton.jit
 def tile_pair(dx, trip, part, BLOCK: tl.constexpr, TILES: tl.constexpr):
     pid = tl.program_id(0)
     best = tl.full([BLOCK], -float("inf"), tl.float64)
@@ -97,24 +119,31 @@ def main() -> None:
     want = int(torch.argmax(x.abs()).item()) + 1
     trip = n - 1
 
+    compiled = {}
+
     def run(kind: str, tiles: int, warps: int = 4) -> torch.Tensor:
         programs = triton.cdiv(trip, BLOCK * tiles)
         part = torch.empty((2, programs), dtype=torch.float64, device="cuda")
         if kind == "generated":
-            mod.ivamax_loop1[(programs,)](x, n, 1, 2, trip, part, BLOCK=BLOCK, TILES=tiles, num_warps=warps)
+            k = mod.ivamax_loop1[(programs,)](x, n, 1, 2, trip, part, BLOCK=BLOCK, TILES=tiles, num_warps=warps)
+        elif kind == "offset":
+            k = offset_pair[(programs,)](x, trip, 2, part, BLOCK=BLOCK, TILES=tiles, num_warps=warps)
         elif kind == "strided":
-            strided_pair[(programs,)](x, trip, 2, 1, part, BLOCK=BLOCK, TILES=tiles, num_warps=warps)
+            k = strided_pair[(programs,)](x, trip, 2, 1, part, BLOCK=BLOCK, TILES=tiles, num_warps=warps)
         else:
             form = strict_pair if kind == "strict" else tile_pair
-            form[(programs,)](x, trip, part, BLOCK=BLOCK, TILES=tiles, num_warps=warps)
+            k = form[(programs,)](x, trip, part, BLOCK=BLOCK, TILES=tiles, num_warps=warps)
+        compiled.setdefault((kind, tiles, warps), k)
         return part[:, part[0].argmax().view(1)].view(2)
 
     shapes = {f"{kind} {tiles}, {warps} warps": (kind, tiles, warps)
               for kind, tiles, warps in (("generated", 32, 8), ("generated", 32, 4), ("strict", 32, 8),
-                                         ("strided", 32, 8), ("tile", 32, 8))}
+                                         ("strided", 32, 8), ("offset", 32, 8), ("tile", 32, 8))}
     for name, (kind, tiles, warps) in shapes.items():
         got = int(run(kind, tiles, warps)[1].item()) + 1
-        print(f"{name}: {got}{'' if got == want else ' WRONG'} (argmax {want})", flush=True)
+        ptx = compiled[(kind, tiles, warps)].asm["ptx"]
+        print(f"{name}: {got}{'' if got == want else ' WRONG'} (argmax {want}); PTX {len(ptx.splitlines())} lines, "
+              f"{ptx.count('mul.lo.s64')} 64-bit multiplies, {ptx.count('ld.global')} global loads", flush=True)
     calls = {name: (lambda k=kind, t=tiles, w=warps: run(k, t, w)) for name, (kind, tiles, warps) in shapes.items()}
     calls["launcher"] = lambda: mod.ivamax(n, x, 1)
     for name, ts in in_turns(calls, reps=20).items():
