@@ -28,7 +28,7 @@ from targets.triton_extern import (
 )
 from targets.triton_helpers import DEVICE_DEPENDS, DEVICE_HELPERS, HOST_DEPENDS, HOST_HELPERS, closure
 from targets.triton_kernels import Launch, Lines, NestEmitter
-from targets.triton_pending import PendingScalars, host_type
+from targets.triton_pending import PendingScalars, fetch_line
 from targets.triton_rows import RowEmitter, row_nest
 from targets.triton_serial import SerialEmitter
 from translate import ir
@@ -455,7 +455,7 @@ class _ModuleWriter:
             if waiting:
                 with out.block("else:"):
                     for name, dt in waiting:
-                        out(f"{py_name(name)} = {host_type(dt)}({py_name(name)}_out.item())")
+                        out(fetch_line(name, dt))
             return
         for name, dt in launch.outs:
             out(f"{py_name(name)}_out = torch.empty(1, dtype={TORCH_DTYPE[dt]}, device=dev)")

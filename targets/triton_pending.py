@@ -4,8 +4,9 @@ A serial device segment's results (``DMAX = DABS(DX(1))``) come back with ``.ite
 waits for the GPU. Waited for at once, the GPU idles while the host wakes up and launches the
 next kernel; so a result stays in its 1-element tensor (``NAME_out``) until host code first
 reads it, and a plain copy of it (``DMAX_BEST = DMAX``) copies the tensor, not the value. A
-reduction's host value is read only after its kernel is launched: ivamax's start value is then
-brought back while its pair kernel runs. Each name is pending or not at each line whichever way
+reduction's start value is read only after its kernel is launched, and with its result, in one
+copy (``targets.triton``'s ``combine_partials``): ivamax's start value comes back with the chosen
+pair. Each name is pending or not at each line whichever way
 the code ran: a branch of an IF starts from what was pending before the IF and brings back all
 that is pending at its end (an IF without an ELSE gets one that does), and before a loop every
 pending scalar comes back, as it does at the end of its body."""
@@ -20,9 +21,10 @@ from translate import ir
 from translate.irquery import scalar_reads, scalar_writes
 
 
-def host_type(dtype: ir.DType) -> str:
-    """The Python type a scalar of ``dtype`` has on the host."""
-    return "bool" if dtype is ir.DType.BOOL else ("float" if dtype.is_float else "int")
+def fetch_line(name: str, dtype: ir.DType) -> str:
+    """The line that brings the scalar ``name`` of type ``dtype`` from its tensor to the host."""
+    conv = "bool" if dtype is ir.DType.BOOL else ("float" if dtype.is_float else "int")
+    return f"{py_name(name)} = {conv}({py_name(name)}_out.item())"
 
 
 class PendingScalars:
@@ -41,7 +43,7 @@ class PendingScalars:
 
     def fetch_lines(self, names: Iterable[str]) -> list[str]:
         """The lines that bring these pending scalars to the host; they are no longer pending."""
-        return [f"{py_name(name)} = {host_type(dt)}({py_name(name)}_out.item())" for name, dt in self.take(names)]
+        return [fetch_line(name, dt) for name, dt in self.take(names)]
 
     def take(self, names: Iterable[str]) -> list[tuple[str, ir.DType]]:
         """These pending scalars (name and type), no longer pending: the caller brings them back."""
