@@ -310,7 +310,7 @@ class _ModuleWriter:
                 if isinstance(seg, DeviceNest) and split is None:
                     seg, walk = triton_walk(seg, self.kernel, self.schedule)
                 emitter = NestEmitter(self.kernel, seg, split, walk, queued(self.schedule, seg, "triton"),
-                                      self.schedule.late_masks) \
+                                      self.schedule.late_masks, self.schedule.base_first) \
                     if isinstance(seg, DeviceNest) else SerialEmitter(self.kernel, seg)
                 text, launch = emitter.emit()
                 self.device_helpers |= emitter.dev.helpers

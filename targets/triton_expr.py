@@ -23,6 +23,7 @@ from __future__ import annotations
 import keyword
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from translate import ir
@@ -137,6 +138,29 @@ def linear_index(decl: ir.Array, index: tuple[str, ...], shape: tuple[str, ...])
     return text
 
 
+def split_terms(e: ir.Expr, varies: Callable[[ir.Expr], bool]) -> tuple[ir.Expr | None, ir.Expr | None]:
+    """``e`` as the sum of the terms of its outermost additions and subtractions for which ``varies``
+    is false and the sum of those for which it is true (None: no such term)."""
+    def terms(x: ir.Expr, sign: int) -> list[tuple[int, ir.Expr]]:
+        if isinstance(x, ir.BinOp) and x.op in ("add", "sub") and x.dtype == e.dtype:
+            return terms(x.lhs, sign) + terms(x.rhs, sign if x.op == "add" else -sign)
+        return [(sign, x)]
+
+    def total(group: list[tuple[int, ir.Expr]]) -> ir.Expr | None:
+        if not group:
+            return None
+        group = sorted(group, key=lambda t: -t[0])  # a positive term first, when there is one
+        sign, out = group[0]
+        if sign < 0:
+            out = ir.UnOp("neg", out, e.dtype)
+        for sign, x in group[1:]:
+            out = ir.BinOp("add" if sign > 0 else "sub", out, x, e.dtype)
+        return out
+
+    parts = terms(e, 1)
+    return total([t for t in parts if not varies(t[1])]), total([t for t in parts if varies(t[1])])
+
+
 def atomic(text: str) -> bool:
     """True when ``text`` needs no parentheses as an operand: a name, a number,
     a call or an expression already in parentheses."""
@@ -173,6 +197,7 @@ class DeviceExpr:
     mask: str | None = None
     helpers: set[str] = field(default_factory=set)
     vector: set[str] = field(default_factory=set)  # names whose value differs between lanes
+    base_first: bool = False  # Schedule.base_first: a 1-D subscript's shared part added to the pointer first
 
     def __call__(self, e: ir.Expr) -> str:
         return self.expr(fold(e))
@@ -220,6 +245,10 @@ class DeviceExpr:
         return any(isinstance(n, ir.Load) or (isinstance(n, ir.Var) and n.name in self.vector) for n in ir.walk(e))
 
     def pointer(self, array: str, index: tuple[ir.Expr, ...]) -> str:
+        if self.base_first and len(index) == 1 and isinstance(self.kernel.param(array), ir.Array):
+            shared, lanes = split_terms(fold(index[0]), self.is_vector)
+            if shared is not None and lanes is not None and not isinstance(fold(shared), ir.Const):
+                return f"({py_name(array)} + {self._wrap(self(shared))}) + {self._wrap(self(lanes))}"
         ptr = f"{py_name(array)} + {self.offset(array, index)}"
         if self.mask is not None and not any(self.is_vector(i) for i in index):
             ptr += " + zero_lanes"  # a lane-invariant address, broadcast to the tile for the mask

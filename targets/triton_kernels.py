@@ -192,7 +192,8 @@ class NestEmitter(_Emitter):
     """A ``DeviceNest`` as a BLOCK-sized 1-D tile over the collapsed loops."""
 
     def __init__(self, kernel: ir.Kernel, nest: DeviceNest, split: Split | None = None,
-                 tile: tuple[int, int] | None = None, queues: bool = True, late_masks: bool = False) -> None:
+                 tile: tuple[int, int] | None = None, queues: bool = True, late_masks: bool = False,
+                 base_first: bool = False) -> None:
         super().__init__(kernel)
         self.nest = nest
         self.split = split  # targets.splits: the serial loop in chunks along grid axis 1
@@ -201,6 +202,7 @@ class NestEmitter(_Emitter):
         self.late_masks = late_masks  # Schedule.late_masks: walks mask their lanes once, at the end
         self.unguarded = ""  # the mask under which scalar assignments need no guard (late masks)
         self.dev.mask = "mask"
+        self.dev.base_first = base_first  # Schedule.base_first
         self.vector = self.dev.vector
         self.vector |= {lp.var for lp in nest.loops} | set(nest.private) | ir.reduced(nest.reductions)
         self.is_vector = self.dev.is_vector

@@ -60,9 +60,9 @@ def test_variants_exclude_the_current_schedule_and_respect_the_budget() -> None:
                         Schedule(block_rows=4)]
     assert opt.variants("kokkos", cur, 4) == [Schedule(row_programs=False), Schedule(block_rows=8),
                                               Schedule(block_rows=4), Schedule(level=1)]
-    # Triton: after its five 3-D tile forms, 8 and 4 warps, register queues
-    assert opt.variants("triton", cur, 100)[7:11] == [Schedule(warps=8), Schedule(warps=4), Schedule(queues=1),
-                                                      Schedule(queues=-1)]
+    # Triton: after its five 3-D tile forms, 8 and 4 warps, shared subscripts first, register queues
+    assert opt.variants("triton", cur, 100)[7:12] == [Schedule(warps=8), Schedule(warps=4), Schedule(base_first=True),
+                                                      Schedule(queues=1), Schedule(queues=-1)]
 
 
 def test_search_times_only_validated_variants_and_caches(tmp_path: Path) -> None:

@@ -151,7 +151,7 @@ def variants(target: str, current: Schedule, budget: int | None = None, kernel: 
     loops where a product was recognised, the source loop order where the analysis found
     an interchange, rows the other way (a program, warp or team per row, or a thread per
     row), whole serial loops (GPU targets), other tiles of 3-D nests walked by planes or a
-    point per thread (GPU targets), 8 or 4 warps (Triton), grid-stride
+    point per thread (GPU targets), 8 or 4 warps and shared subscripts first (Triton), grid-stride
     loops, double2 pairs, row pairs and 2-D blocks (CUDA), then loop levels and block sizes.
     ``loops_for_products=False`` leaves out the loop form of a product (hours at sizes that fill a
     GPU)."""
@@ -168,6 +168,7 @@ def variants(target: str, current: Schedule, budget: int | None = None, kernel: 
         out += [replace(current, block_rows=r, march=m) for r, m in PLANES[target]]
     if target == "triton":  # 8 warps where the default is 4, 4 where it is 8 (targets.triton.default_warps)
         out += [replace(current, warps=w) for w in (8, 4) if w != current.warps]
+        out.append(replace(current, base_first=not current.base_first))  # no shared 1-D subscripts: the same code
     if target == "cuda":
         out.append(replace(current, grid_stride=not current.grid_stride))
         out.append(replace(current, vectors=not current.vectors))  # 1-D fp64 nests: double2 pairs or not

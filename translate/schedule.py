@@ -118,6 +118,11 @@ class Schedule:
     # field_summary_like 1.001 ms against 0.683, jacobi3d 0.658 against 0.637, lap3d 0.903 against
     # 0.849; so it is off, and not among the search's variants (--variants still takes it)
     late_masks: bool = False
+    # Triton: a 1-D array's subscript split into the part every lane shares and the lanes' part, the
+    # shared part added to the array's pointer first (``(dx + (ix - 1)) + (i - 1) * incx``). On the
+    # H200 ivamax's pair kernel ran 0.521 ms reading DX(IX - 1 + I) against 0.579 with the subscript
+    # whole (benchmarks/probes/pair_kernel_forms.py); the generated form is untimed, so off
+    base_first: bool = False
     # a short parallel loop around a serial loop that accumulates into one element per thread
     # (DGEMV 'N' after the interchange) splits the serial loop over blocks, adding atomically
     split_serial: bool = True
@@ -145,6 +150,7 @@ class Schedule:
                    else f", {self.march} planes (rows, points) per thread")
                 + (f", {self.warps} warps" if self.warps else "")
                 + (", lane masks after the walk" if self.late_masks else "")
+                + (", shared subscripts first" if self.base_first else "")
                 + (", grid-stride" if self.grid_stride else "")
                 + ("" if self.vectors else ", scalar accesses")
                 + ("" if self.row_pairs else ", one row per thread")
