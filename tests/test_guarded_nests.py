@@ -7,11 +7,9 @@ Columns whose x entry is zero hold NaN, so an unguarded update would show."""
 from __future__ import annotations
 
 import ctypes
-import importlib.util
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -24,6 +22,7 @@ from targets import kokkos as kokkos_target  # noqa: E402
 from targets.base import get_renderer  # noqa: E402
 from targets.triton_rows import row_nest  # noqa: E402
 from tests import kt_hand_kernels as hk  # noqa: E402
+from tests.kt_modules import triton_module  # noqa: E402
 from translate.schedule import DeviceNest, partition, walk_segments  # noqa: E402
 
 D, I = ctypes.c_double, ctypes.c_int  # noqa: E741
@@ -84,14 +83,7 @@ def test_kokkos_guarded_column_loop(tmp_path: Path) -> None:
 
 
 def _triton_module(tmp_path: Path) -> ModuleType:
-    rendered = get_renderer("triton").render(hk.gemvn())
-    (path,) = [p for p in rendered.write(tmp_path) if p.name.endswith("_triton.py")]
-    spec = importlib.util.spec_from_file_location(f"kt_gemvn_{abs(hash(tmp_path))}", path)
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    return triton_module(get_renderer("triton").render(hk.gemvn()), tmp_path, f"kt_gemvn_{abs(hash(tmp_path))}")
 
 
 def test_triton_guarded_column_loop(tmp_path: Path) -> None:

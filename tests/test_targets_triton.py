@@ -3,10 +3,8 @@ interpreter on CPU tensors, compared with numpy."""
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
-import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -21,6 +19,7 @@ pytest.importorskip("triton")
 
 from targets.base import Unsupported, get_renderer  # noqa: E402
 from tests import kt_hand_kernels as hk  # noqa: E402
+from tests.kt_modules import triton_module  # noqa: E402
 from translate import ir  # noqa: E402
 from translate.ir import DType, Intent, Layout, LoopKind  # noqa: E402
 from translate.schedule import Schedule  # noqa: E402
@@ -82,13 +81,7 @@ def kern(name: str, params: tuple[ir.Decl, ...], body: tuple[ir.Stmt, ...], loca
 def load_module(kernel: ir.Kernel, tmp_path: Path, schedule: Schedule | None = None) -> tuple[ModuleType, str]:
     rendered = get_renderer("triton", schedule).render(kernel, schedule)
     assert rendered.entry == f"triton/{kernel.name}_triton.py" and rendered.symbol == kernel.name
-    (path,) = [p for p in rendered.write(tmp_path) if p.name.endswith("_triton.py")]
-    spec = importlib.util.spec_from_file_location(f"kt_{kernel.name}_{abs(hash(tmp_path))}", path)
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    spec.loader.exec_module(mod)
-    return mod, rendered.source
+    return triton_module(rendered, tmp_path, f"kt_{kernel.name}_{abs(hash(tmp_path))}"), rendered.source
 
 
 def t(a: np.ndarray) -> Any:

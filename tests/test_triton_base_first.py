@@ -4,9 +4,7 @@ on strided loops with positive and negative increments."""
 
 from __future__ import annotations
 
-import importlib.util
 import os
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +17,7 @@ pytest.importorskip("triton")
 
 from targets.base import get_renderer  # noqa: E402
 from targets.triton_expr import split_terms  # noqa: E402
+from tests.kt_modules import triton_module  # noqa: E402
 from translate import ir  # noqa: E402
 from translate.analysis import analyze  # noqa: E402
 from translate.schedule import Schedule  # noqa: E402
@@ -68,17 +67,6 @@ def _kernel() -> ir.Kernel:
     return analyze(parse_source(STRIDED, "stride.f", fixed_form=True).kernels[0])
 
 
-def _module(kernel: ir.Kernel, tmp_path: Path, schedule: Schedule) -> tuple[object, str]:
-    rendered = get_renderer("triton", schedule).render(kernel, schedule)
-    (path,) = [p for p in rendered.write(tmp_path) if p.name.endswith("_triton.py")]
-    spec = importlib.util.spec_from_file_location(f"kt_stride_{abs(hash(tmp_path))}", path)
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    spec.loader.exec_module(mod)
-    return mod, rendered.source
-
-
 def test_the_shared_part_goes_to_the_pointer_first() -> None:
     k = _kernel()
     assert all(lp.kind is ir.LoopKind.PARALLEL for s in k.body for lp in ir.walk(s) if isinstance(lp, ir.Loop))
@@ -99,7 +87,9 @@ def test_strided_loops_match_numpy(tmp_path: Path, incx: int, incy: int) -> None
     want_y = y.copy()
     want_y[ys_at] += da * xs
     want_dot = float(np.dot(xs, y[ys_at]))
-    mod, _ = _module(_kernel(), tmp_path, Schedule(base_first=True))
+    schedule = Schedule(base_first=True)
+    mod = triton_module(get_renderer("triton", schedule).render(_kernel(), schedule), tmp_path,
+                        f"kt_stride_{abs(hash(tmp_path))}")
     dy = torch.from_numpy(y.copy())
     got = mod.stride(n, da, torch.from_numpy(x.copy()), incx, dy, incy, lx, ly, 0.0)
     np.testing.assert_array_equal(dy.numpy(), want_y)

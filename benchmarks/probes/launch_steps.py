@@ -22,7 +22,7 @@ import torch
 import triton
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from probe_common import in_turns, load, rounds_text  # noqa: E402
+from probe_common import first_max_data, in_turns, load, rounds_text  # noqa: E402
 
 BLOCK, TILES, WARPS = 256, 32, 8  # the launcher's shape
 
@@ -40,9 +40,7 @@ def host_us(fn: Callable[[], object], calls: int = 300) -> float:
 
 def main() -> None:
     mod = load(sys.argv[1], "ivamax_steps")
-    n = 280259693
-    x = torch.randn(n, dtype=torch.float64, device="cuda", generator=torch.Generator(device="cuda").manual_seed(0))
-    want = int(torch.argmax(x.abs()).item()) + 1
+    n, x, want = first_max_data()
     trip = n - 1
     programs = triton.cdiv(trip, BLOCK * TILES)
 

@@ -25,9 +25,18 @@ import triton
 import triton.language as tl
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from probe_common import in_turns, load, rounds_text  # noqa: E402
+from probe_common import first_max_data, in_turns, load, rounds_text  # noqa: E402
 
 BLOCK = 256
+
+
+@triton.jit
+def _store_pair(part, pid, best, first):
+    """The program's best lane's pair: the best value and, among lanes holding it, the first iteration."""
+    top = tl.max(best, axis=0)
+    at = tl.min(tl.where(best == top, first, 2147483647), axis=0)
+    tl.store(part + pid, top)
+    tl.store(part + tl.num_programs(0) + pid, at)
 
 
 @triton.jit
@@ -43,10 +52,7 @@ def strict_pair(dx, trip, part, BLOCK: tl.constexpr, TILES: tl.constexpr):
         take = mask & (v > best)
         best = tl.where(take, v, best)
         first = tl.where(take, i, first)
-    top = tl.max(best, axis=0)
-    at = tl.min(tl.where(best == top, first, 2147483647), axis=0)
-    tl.store(part + pid, top)
-    tl.store(part + tl.num_programs(0) + pid, at)
+    _store_pair(part, pid, best, first)
 
 
 @triton.jit
@@ -66,10 +72,7 @@ def strided_pair(dx, trip, ix, incx, part, BLOCK: tl.constexpr, TILES: tl.conste
         take = mask & (v > best)
         best = tl.where(take, v, best)
         first = tl.where(take, i, first)
-    top = tl.max(best, axis=0)
-    at = tl.min(tl.where(best == top, first, 2147483647), axis=0)
-    tl.store(part + pid, top)
-    tl.store(part + tl.num_programs(0) + pid, at)
+    _store_pair(part, pid, best, first)
 
 
 @triton.jit
@@ -86,10 +89,7 @@ def offset_pair(dx, trip, ix, part, BLOCK: tl.constexpr, TILES: tl.constexpr):
         take = mask & (v > best)
         best = tl.where(take, v, best)
         first = tl.where(take, i, first)
-    top = tl.max(best, axis=0)
-    at = tl.min(tl.where(best == top, first, 2147483647), axis=0)
-    tl.store(part + pid, top)
-    tl.store(part + tl.num_programs(0) + pid, at)
+    _store_pair(part, pid, best, first)
 
 
 @triton.jit
@@ -106,17 +106,12 @@ def tile_pair(dx, trip, part, BLOCK: tl.constexpr, TILES: tl.constexpr):
         at_tile = tl.where(take, tile, at_tile)
     first = tl.where(at_tile >= 0, 1 + (pid.to(tl.int64) * TILES + at_tile) * BLOCK + tl.arange(0, BLOCK),
                      2147483647)
-    top = tl.max(best, axis=0)
-    at = tl.min(tl.where(best == top, first, 2147483647), axis=0)
-    tl.store(part + pid, top)
-    tl.store(part + tl.num_programs(0) + pid, at)
+    _store_pair(part, pid, best, first)
 
 
 def main() -> None:
     mod = load(sys.argv[1], "ivamax_forms")
-    n = 280259693
-    x = torch.randn(n, dtype=torch.float64, device="cuda", generator=torch.Generator(device="cuda").manual_seed(0))
-    want = int(torch.argmax(x.abs()).item()) + 1
+    n, x, want = first_max_data()
     trip = n - 1
 
     compiled = {}

@@ -14,16 +14,14 @@ import torch
 import triton
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from probe_common import in_turns, load, rounds_text  # noqa: E402
+from probe_common import first_max_data, in_turns, load, rounds_text  # noqa: E402
 
 SHAPES = ((256, 8), (256, 16), (256, 32), (256, 64), (512, 32))
 
 
 def main() -> None:
     mod = load(sys.argv[1], "ivamax_probe")
-    n = 280259693
-    x = torch.randn(n, dtype=torch.float64, device="cuda", generator=torch.Generator(device="cuda").manual_seed(0))
-    want = int(torch.argmax(x.abs()).item()) + 1  # Fortran's index; the draws make ties unlikely
+    n, x, want = first_max_data()
     trip = n - 1
 
     def kernel(block: int, tiles: int) -> torch.Tensor:

@@ -1,5 +1,6 @@
 """What the Python probes share (the CUDA probes' twin is ``probe_timing.cuh``): loading a generated file as a
-module, field_summary_like's six arrays at the region table's size, and timing several calls in turns."""
+module, field_summary_like's six arrays and ivamax's data at the region table's size, and timing several calls in
+turns."""
 
 import importlib.util
 import statistics
@@ -29,6 +30,13 @@ def field_summary_arrays(nx: int = 8132, ny: int = 6776) -> tuple[list[torch.Ten
     cells = [torch.rand((nx + 4) * (ny + 4), dtype=torch.float64, device="cuda", generator=g) for _ in range(4)]
     vels = [torch.rand((nx + 5) * (ny + 5), dtype=torch.float64, device="cuda", generator=g) for _ in range(2)]
     return cells, vels
+
+
+def first_max_data(n: int = 280259693) -> tuple[int, torch.Tensor, int]:
+    """ivamax's data at the region table's size: ``n``, ``n`` random doubles on the GPU (seed 0) and the
+    Fortran index of the first largest ``|x|`` (the draws make ties unlikely)."""
+    x = torch.randn(n, dtype=torch.float64, device="cuda", generator=torch.Generator(device="cuda").manual_seed(0))
+    return n, x, int(torch.argmax(x.abs()).item()) + 1
 
 
 def in_turns(calls: dict[str, Callable[[], object]], rounds: int = 3, reps: int = 30) -> dict[str, list[float]]:
