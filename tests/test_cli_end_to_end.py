@@ -123,3 +123,24 @@ def test_unknown_key_is_reported_with_file_and_line(tmp_path: Path, capsys: pyte
     assert main(["run", str(project)]) == 2
     err = capsys.readouterr().err
     assert "workflows.yaml:5" in err and "sizez" in err and "did you mean 'sizes'" in err
+
+
+def test_a_renderer_error_is_shown_before_the_retry(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """A renderer that raises fails its target with the error in the progress output, at each
+    schedule level it is retried at, and the run goes on with the other target."""
+    from targets.triton import TritonRenderer
+
+    def broken(self: TritonRenderer, kernel: object, schedule: object = None) -> None:
+        raise RuntimeError("planted renderer fault")
+
+    monkeypatch.setattr(TritonRenderer, "render", broken)
+    project = _project(tmp_path / "p")
+    assert main(["run", str(project)]) == 0
+    err = capsys.readouterr().err
+    assert "saxpy2: triton failed (as analysed): renderer error: RuntimeError: planted renderer fault" in err
+    assert err.index("saxpy2: triton failed (as analysed)") < err.index("saxpy2: retrying triton")
+    assert "saxpy2: triton failed (serial on the device): renderer error" in err
+    report = json.loads((project / "out" / "small" / "report.json").read_text())
+    saxpy = {r["name"]: r for r in report["regions"]}["saxpy2"]
+    assert saxpy["targets"]["triton"]["status"] == "failed" and saxpy["targets"]["kokkos"]["status"] == "validated"

@@ -214,9 +214,12 @@ class WorkflowRun:
                 rendered = get_renderer(target, schedule).render(kernel, schedule)
             except Unsupported as err:
                 out[target] = target_entry("unsupported", f"{target} cannot express this region: {err}")
+                self.progress(f"{name}: {target} unsupported: {err}")
                 continue
             except Exception as exc:  # a renderer bug fails this region/target only
                 out[target] = target_entry("failed", f"{target} renderer error: {type(exc).__name__}: {exc}")
+                self.progress(f"{name}: {target} failed ({schedule.describe()}): renderer error: "
+                              f"{type(exc).__name__}: {exc}")
                 continue
             files = [str(p.relative_to(self.out_dir)) for p in rendered.write(self.out_dir)]
             out[target] = target_entry("rendered", None, files=files, schedule=schedule.describe())
