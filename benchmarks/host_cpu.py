@@ -50,8 +50,9 @@ def pin_near_gpu(sysfs: Path = SYSFS) -> str:
     allowed = os.sched_getaffinity(0)
     bus = gpu_bus_id()
     path = sysfs / sysfs_bus_id(bus) / "local_cpulist" if bus else None
-    local = cpu_list(path.read_text()) if path is not None and path.exists() else []
+    text = path.read_text().strip() if path is not None and path.exists() else ""
+    local = cpu_list(text)
     cpu = choose_cpu(local, allowed)
     os.sched_setaffinity(0, {cpu})
-    where = f"local to the GPU at {bus} ({path.read_text().strip()})" if local and path else "no GPU-local list found"
+    where = f"local to the GPU at {bus} ({text})" if local else "no GPU-local list found"
     return f"host process pinned to CPU {cpu}: {where}"

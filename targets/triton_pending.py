@@ -37,13 +37,9 @@ class PendingScalars:
         self.dtypes[name] = dtype
 
     def fetch(self, names: Iterable[str]) -> None:
-        """Bring these pending scalars to the host (a wait for the GPU each)."""
-        for line in self.fetch_lines(names):
-            self.out(line)
-
-    def fetch_lines(self, names: Iterable[str]) -> list[str]:
-        """The lines that bring these pending scalars to the host; they are no longer pending."""
-        return [fetch_line(name, dt) for name, dt in self.take(names)]
+        """Bring these pending scalars to the host (a wait for the GPU each); they are no longer pending."""
+        for name, dt in self.take(names):
+            self.out(fetch_line(name, dt))
 
     def take(self, names: Iterable[str]) -> list[tuple[str, ir.DType]]:
         """These pending scalars (name and type), no longer pending: the caller brings them back."""

@@ -182,7 +182,6 @@ def fused(loop: ir.Loop, scan: ArgScan, temps: tuple[str, str, str], private: tu
     ]
 
 
-
 def in_order(body: tuple[ir.Stmt, ...], pairs: list[ir.Reduction]) -> tuple[ir.Stmt, ...]:
     """:func:`fused`'s loop body for a visitor that sees its iterations in the loop's order (a
     Triton lane over its tiles): the update tests only ``T .GT. M`` (``.LT.``). Within one such
