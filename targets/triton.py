@@ -424,7 +424,9 @@ class _ModuleWriter:
                 out(f"chunks = max(1, min({2 * FILL_THREADS} // max(1, {total}), {sname} // {MIN_CHUNK}))")
                 out(f"chunk = max(1, triton.cdiv({sname}, chunks))")
                 args.append(sname)
-            waiting = self.pending.take(ir.reduced(launch.partials))  # come back with the results
+            # every pending scalar (a reduction's start values among them) comes back with the
+            # results: the host waits for them anyway
+            waiting = self.pending.take(list(self.pending.dtypes)) if launch.partials else []
             with out.block(f"if {total} > 0:"):
                 if launch.tile is not None and len(launch.tile[0]) == 2:  # targets.planes: runs of rows
                     (fast, slow), _, planes = launch.tile

@@ -112,6 +112,33 @@ def _kt_pow(x, y):
 ''',
 }
 
+
+
+def _pair_join(name: str, better: str, earlier: str) -> str:
+    return f'''
+@triton.jit
+def {name}(v, at, w, w_at):
+    """Combine function of a pair reduction (tl.reduce over values and iterations): the {better}
+    value, of equal ones the {earlier} iteration's, with that iteration's own value (of 0.0 and -0.0,
+    the one it reached)."""
+    take = (v {'>' if better == 'larger' else '<'} w) | ((v == w) & (at {'<' if earlier == 'first' else '>'} w_at))
+    return tl.where(take, v, w), tl.where(take, at, w_at)
+'''
+
+
+DEVICE_HELPERS |= {
+    name: _pair_join(name, better, earlier)
+    for name, better, earlier in (("_kt_first_max", "larger", "first"), ("_kt_last_max", "larger", "last"),
+                                  ("_kt_first_min", "smaller", "first"), ("_kt_last_min", "smaller", "last"))
+}
+
+
+def pair_join(op: str, loc_first: str) -> str:
+    """The combine function of a pair reduction ``op`` (maxloc, minloc) whose ties go to the
+    ``loc_first`` (min: first, max: last) iteration."""
+    return f"_kt_{'first' if loc_first == 'min' else 'last'}_{'max' if op == 'maxloc' else 'min'}"
+
+
 DEVICE_DEPENDS = {
     "_kt_tanh": ("_kt_sinh", "_kt_cosh"),
     "_kt_atan2": ("_kt_atan",),

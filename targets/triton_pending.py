@@ -1,15 +1,15 @@
 """Scalars a Triton launcher has computed on the device but not yet brought to the host.
 
-A serial device segment's results (``DMAX = DABS(DX(1))``) come back with ``.item()``, which
-waits for the GPU. Waited for at once, the GPU idles while the host wakes up and launches the
-next kernel; so a result stays in its 1-element tensor (``NAME_out``) until host code first
-reads it, and a plain copy of it (``DMAX_BEST = DMAX``) copies the tensor, not the value. A
-reduction's start value is read only after its kernel is launched, and with its result, in one
-copy (``targets.triton``'s ``combine_partials``): ivamax's start value comes back with the chosen
-pair. Each name is pending or not at each line whichever way
-the code ran: a branch of an IF starts from what was pending before the IF and brings back all
-that is pending at its end (an IF without an ELSE gets one that does), and before a loop every
-pending scalar comes back, as it does at the end of its body."""
+A serial device segment's results (``DMAX = DABS(DX(1))``) come back with ``.item()``, which waits
+for the GPU. Waited for at once, the GPU idles while the host wakes up and launches the next kernel;
+so a result stays in its 1-element tensor (``NAME_out``) until host code first reads it, and a plain
+copy of it (``DMAX_BEST = DMAX``) copies the tensor, not the value. A reduction's start value is
+read only after its kernel is launched, and with its result, in one copy (``targets.triton``'s
+``combine_partials``), as is every other scalar pending then, since the host waits for the GPU there
+anyway: ivamax's start value comes back with the chosen pair. Each name is pending or not at each
+line whichever way the code ran: a branch of an IF starts from what was pending before the IF and
+brings back all that is pending at its end (an IF without an ELSE gets one that does), and before a
+loop every pending scalar comes back, as it does at the end of its body."""
 
 from __future__ import annotations
 

@@ -151,6 +151,10 @@ DATASETS = {
     "largest finite": [1.7976931348623157e308, 1.7976931348623157e308, math.inf],
     "signed zeros": [-0.0, 0.0, 5.0, 9.0],  # dmin: 0.0 at 2 (counting down, -0.0 at 1 is not smaller)
     "one element": [-4.0],  # both loops run no iteration: the starts stand
+    # dmin 0.0 in three lanes of one program (counting down, 700 comes first): the value of the chosen
+    # lane, not the lanes' minimum, whose sign may be either
+    "zeros in lanes": [-0.0 if i in (40, 300) else 0.0 if i == 700 else 5.0 for i in range(1000)],
+    "negative zero in lanes": [0.0 if i in (40, 300) else -0.0 if i == 700 else 5.0 for i in range(1000)],
     # equal extremes one Triton tile (256) apart fall in one lane, which must keep its first
     "ties in one lane": [9.0 if i in (100, 356, 612) else -9.0 if i in (5000, 5256) else 1.0 for i in range(9000)],
 }
@@ -213,20 +217,23 @@ def test_integer_and_single_precision_scans(tmp_path: Path, decl: str) -> None:
 
 
 def test_triton_brings_the_start_back_with_the_pair() -> None:
-    """DMAX = |DX(1)| comes from a serial kernel: its value is fetched only after the pair kernel
-    is launched and the programs' pairs are joined on the device, in the same copy as the chosen
-    pair (one wait for the GPU); and alone in the branch that launches no kernel."""
+    """DMAX = |DX(1)| comes from a serial kernel: its value, and the pair's start copied from it,
+    are fetched only after the pair kernel is launched and the programs' pairs are joined on the
+    device, in the same copy as the chosen pair (one wait for the GPU); and alone in the branch
+    that launches no kernel."""
     src = get_renderer("triton").render(_kernel()).source
     launcher = src[src.index("def scans("):]
     launch = launcher.index("scans_loop1[grid](")
     join = launcher.index("kt_at = dmax_best_part[0].argmax().view(1)")
-    copy = launcher.index("dmax_best, dmax_best_top, i_first_top = torch.cat((dmax_best_out.view(1), "
-                          "dmax_best_part[:, kt_at].view(2))).tolist()")
+    copy = launcher.index("dmax, dmax_best, dmax_best_top, i_first_top = torch.cat((dmax_out.view(1), "
+                          "dmax_best_out.view(1), dmax_best_part[:, kt_at].view(2))).tolist()")
     assert "dmax_best_out = dmax_out" in launcher[:launch]  # the copy of the start copies its tensor
     assert launch < join < copy and ".item()" not in launcher[launch:copy]
-    alone = "dmax_best = float(dmax_best_out.item())"
-    assert launcher.count(alone) == 1 and copy < launcher.index(alone) < launcher.index("scans_loop2[grid](")
-    assert "dmax = float(dmax_out.item())" in launcher[launch:]
+    second = launcher.index("scans_loop2[grid](")
+    other = launcher.index("else:", copy)  # the branch that launches no kernel
+    for alone in ("dmax = float(dmax_out.item())", "dmax_best = float(dmax_best_out.item())"):
+        assert launcher.count(alone) == 1 and other < launcher.index(alone) < second
+    assert launcher[copy:second].count(".item()") == 2  # the branch without a kernel only
 
 
 def test_a_lane_updates_its_pair_without_the_tie_test() -> None:

@@ -9,6 +9,9 @@ and the chosen pair's gather, as the launcher queues them):
 - ``offset``: ``strict`` reading ``DX(IX - 1 + I)``, a runtime offset but no temporary;
 - ``tile``: ``strict``, the lane keeping the number of its best tile (a 32-bit constant per tile) instead of the
   iteration, which is rebuilt once at the end;
+- ``block``: the program's TILES x BLOCK iterations loaded as one 2-D block (every load issued before the first
+  compare: the loop forms above interleave loads and compares, three or four loads in flight per thread), its
+  first best found by two whole-block reductions; ``block strided`` with the generated address;
 
 at 32 tiles of 256 lanes and 8 warps (the generated one also at 4), and the generated launcher. Every form's index
 is checked against ``torch.argmax``; the size of its PTX, its 64-bit multiplies and loads are printed with it (an
@@ -109,6 +112,26 @@ def tile_pair(dx, trip, part, BLOCK: tl.constexpr, TILES: tl.constexpr):
     _store_pair(part, pid, best, first)
 
 
+@triton.jit
+def block_pair(dx, trip, ix, incx, part, BLOCK: tl.constexpr, TILES: tl.constexpr, STRIDED: tl.constexpr):
+    """The program's iterations as one [TILES, BLOCK] block: a value counts when it beats the lanes' start
+    (-inf, as a lane's ``v > best``: masked and NaN values do not), the best of those, then its first iteration."""
+    pid = tl.program_id(0)
+    offs = pid.to(tl.int64) * TILES * BLOCK + tl.arange(0, TILES)[:, None] * BLOCK + tl.arange(0, BLOCK)[None, :]
+    mask = offs < trip
+    i = 1 + offs
+    if STRIDED:
+        at = (tl.cast(ix, tl.int64) + ((i - 1) * tl.cast(incx, tl.int64))) - 1
+        v = tl.abs(tl.load(dx + at, mask=mask, other=0.0))
+    else:
+        v = tl.abs(tl.load(dx + i, mask=mask, other=0.0))
+    counts = mask & (v > -float("inf"))
+    top = tl.max(tl.max(tl.where(counts, v, -float("inf")), axis=1), axis=0)
+    at = tl.min(tl.min(tl.where(counts & (v == top), i, 2147483647), axis=1), axis=0)
+    tl.store(part + pid, top)
+    tl.store(part + tl.num_programs(0) + pid, at)
+
+
 def main() -> None:
     mod = load(sys.argv[1], "ivamax_forms")
     n, x, want = first_max_data()
@@ -123,6 +146,9 @@ def main() -> None:
             k = mod.ivamax_loop1[(programs,)](x, n, 1, 2, trip, part, BLOCK=BLOCK, TILES=tiles, num_warps=warps)
         elif kind == "offset":
             k = offset_pair[(programs,)](x, trip, 2, part, BLOCK=BLOCK, TILES=tiles, num_warps=warps)
+        elif kind.startswith("block"):
+            k = block_pair[(programs,)](x, trip, 2, 1, part, BLOCK=BLOCK, TILES=tiles, STRIDED=kind.endswith("strided"),
+                                        num_warps=warps)
         elif kind == "strided":
             k = strided_pair[(programs,)](x, trip, 2, 1, part, BLOCK=BLOCK, TILES=tiles, num_warps=warps)
         else:
@@ -133,7 +159,9 @@ def main() -> None:
 
     shapes = {f"{kind} {tiles}, {warps} warps": (kind, tiles, warps)
               for kind, tiles, warps in (("generated", 32, 8), ("generated", 32, 4), ("strict", 32, 8),
-                                         ("strided", 32, 8), ("offset", 32, 8), ("tile", 32, 8))}
+                                         ("strided", 32, 8), ("offset", 32, 8), ("tile", 32, 8),
+                                         ("block", 32, 8), ("block", 16, 8), ("block", 16, 4), ("block", 8, 4),
+                                         ("block strided", 32, 8), ("block strided", 16, 4))}
     for name, (kind, tiles, warps) in shapes.items():
         got = int(run(kind, tiles, warps)[1].item()) + 1
         ptx = compiled[(kind, tiles, warps)].asm["ptx"]
