@@ -27,7 +27,8 @@ from targets.triton_extern import (
     output_needed,
 )
 from targets.triton_helpers import DEVICE_DEPENDS, DEVICE_HELPERS, HOST_DEPENDS, HOST_HELPERS, closure
-from targets.triton_kernels import Launch, Lines, NestEmitter
+from targets.triton_kernels import Launch, Lines, NestEmitter, by_dtype, partial_slots, partials_name
+from targets.triton_order import nest_after
 from targets.triton_pending import PendingScalars, fetch_line
 from targets.triton_rows import RowEmitter, row_nest
 from targets.triton_serial import SerialEmitter
@@ -55,19 +56,6 @@ _COMBINE = {
     "min": "{v} = min({v}, {s})",
 }
 _PY_TYPE = {ir.DType.CHAR: "str", ir.DType.BOOL: "bool"}
-
-
-def _by_dtype(partials: list[ir.Reduction]) -> dict[ir.DType, list[ir.Reduction]]:
-    groups: dict[ir.DType, list[ir.Reduction]] = {}
-    for r in partials:
-        groups.setdefault(r.dtype, []).append(r)
-    return groups
-
-
-def _partials_name(dtype: ir.DType, groups: dict[ir.DType, list[ir.Reduction]]) -> str:
-    """``partials``, or ``partials_<dtype>`` where more than one dtype shares an array."""
-    shared = [d for d, g in groups.items() if len(g) > 1]
-    return "partials" if len(shared) == 1 else f"partials_{dtype.name.lower()}"
 
 
 def _pair_dtype(r: ir.Reduction) -> str:
@@ -136,6 +124,7 @@ class _ModuleWriter:
         self.device_helpers: set[str] = set()
         self.launcher = Lines()
         self.pending = PendingScalars(self.launcher)  # serial segments' results not yet on the host
+        self.held: list[str] = []  # a serial segment's launch, written after the next nest's (targets.triton_order)
         self.uses_math = False
         self.notes: list[str] = []
         self.fused = self.plan_fusion()  # nest name -> the extern segment whose epilogue it becomes
@@ -279,6 +268,8 @@ class _ModuleWriter:
         out = self.launcher
         start = len(out.lines)
         for k, seg in enumerate(segments):
+            if self.held and not isinstance(seg, (HostBlock, DeviceNest, DeviceSerial)):
+                self.release_held()
             if isinstance(seg, DeviceNest) and seg.name in self.fused:
                 continue  # rendered as the epilogue of the matmul before it
             if isinstance(seg, DeviceExtern):
@@ -304,7 +295,11 @@ class _ModuleWriter:
                     self.segs(seg.body)
                     self.pending.fetch_all()
             elif isinstance(seg, (DeviceNest, DeviceSerial)):
-                self.pending.fetch(seg.scalars_in)  # a nest's reductions: after its launch (add_kernel)
+                if self.held and not isinstance(seg, DeviceNest):
+                    self.release_held()
+                # a nest's reductions come back after its launch (add_kernel); a serial segment's
+                # results are copied in too (translate.schedule)
+                self.pending.fetch(set(seg.scalars_in) | set(seg.scalars_out if isinstance(seg, DeviceSerial) else ()))
                 split = split_nest(seg, self.kernel, self.schedule) if isinstance(seg, DeviceNest) else None
                 walk = None
                 if isinstance(seg, DeviceNest) and split is None:
@@ -314,9 +309,16 @@ class _ModuleWriter:
                     if isinstance(seg, DeviceNest) else SerialEmitter(self.kernel, seg)
                 text, launch = emitter.emit()
                 self.device_helpers |= emitter.dev.helpers
-                self.add_kernel(text, launch)
+                after = nest_after(segments, k, {n for n, _ in launch.outs}) if isinstance(seg, DeviceSerial) else None
+                if after is not None and after.name not in self.fused \
+                        and not (self.schedule.row_programs and row_nest(after, self.kernel)):
+                    self.add_kernel(text, launch, after=after.name)
+                else:
+                    self.add_kernel(text, launch)
             else:
                 raise UnsupportedExpr(seg, f"segment {type(seg).__name__}")
+        if self.held:
+            self.release_held()
         if len(out.lines) == start:
             out("pass")
 
@@ -408,10 +410,18 @@ class _ModuleWriter:
 
     # ------------------------------------------------------------ launches
 
-    def add_kernel(self, text: str, launch: Launch) -> None:
+    def release_held(self) -> None:
+        """The held serial launch written here (where the nest it waited for did not come)."""
+        for line in self.held:
+            self.launcher(line)
+        self.held = []
+
+    def add_kernel(self, text: str, launch: Launch, after: str | None = None) -> None:
+        """The kernel and its launch; a serial kernel's launch held until nest ``after`` is
+        launched (``targets.triton_order``)."""
         self.kernels.append(text)
         out = self.launcher
-        out(f"# {launch.kernel}")
+        out(f"# {launch.kernel}" + (f": launched after {after}, which does not need it" if after else ""))
         args = list(launch.args)
         if launch.nest:
             for name, lp in launch.trips:
@@ -453,24 +463,34 @@ class _ModuleWriter:
                 if (warps := self.schedule.warps or default_warps(launch)) not in (0, TRITON_WARPS):
                     consts.append(f"num_warps={warps}")
                 out(f"{launch.kernel}[grid]({', '.join(args + consts)})")
+                held, self.held = self.held, []
+                for line in held:
+                    out(line)
                 self.combine_partials(launch.partials, waiting)
-            if waiting:
+            if waiting or held:
                 with out.block("else:"):
+                    for line in held:
+                        out(line)
                     for name, dt in waiting:
                         out(fetch_line(name, dt))
             return
         for name, dt in launch.outs:
             out(f"{py_name(name)}_out = torch.empty(1, dtype={TORCH_DTYPE[dt]}, device=dev)")
             args.append(f"{py_name(name)}_out")
-        out(f"{launch.kernel}[(1,)]({', '.join(args)})")
+        line = f"{launch.kernel}[(1,)]({', '.join(args)})"
+        if after:
+            self.held.append(f"{line}  # {launch.kernel}, held past {after}")
+        else:
+            out(line)
         for name, dt in launch.outs:
             self.pending.add(name, dt)  # brought to the host where it is first read
 
     def partial_buffers(self, partials: list[ir.Reduction]) -> list[str]:
         """The partials' arrays, one element per program: a reduction alone in its dtype gets
-        its own; those sharing a dtype get the rows of one array (one allocation, and
-        :meth:`combine_partials` reduces them in one call). Returns the kernel arguments."""
-        out, groups = self.launcher, _by_dtype([r for r in partials if not r.loc])
+        its own; those sharing a dtype get the rows of one array (one allocation and one kernel
+        argument, and :meth:`combine_partials` reduces them in one call). Returns the kernel
+        arguments."""
+        out, groups = self.launcher, by_dtype([r for r in partials if not r.loc])
         for r in partials:
             if r.loc:
                 out(f"{py_name(r.var)}_part = torch.empty((2, grid[0]), dtype={_pair_dtype(r)}, device=dev)"
@@ -480,10 +500,9 @@ class _ModuleWriter:
                 out(f"{py_name(group[0].var)}_part = torch.empty(grid[0], dtype={TORCH_DTYPE[dtype]}, device=dev)")
             else:
                 names = ", ".join(py_name(r.var) for r in group)
-                out(f"{_partials_name(dtype, groups)} = torch.empty(({len(group)}, grid[0]), "
+                out(f"{partials_name(dtype, groups)} = torch.empty(({len(group)}, grid[0]), "
                     f"dtype={TORCH_DTYPE[dtype]}, device=dev)  # a row per reduction: {names}")
-        return [f"{py_name(r.var)}_part" if r.loc or len(groups[r.dtype]) == 1
-                else f"{_partials_name(r.dtype, groups)}[{groups[r.dtype].index(r)}]" for r in partials]
+        return list(dict.fromkeys(array for array, _ in partial_slots(partials).values()))
 
     def combine_partials(self, partials: list[ir.Reduction], waiting: list[tuple[str, ir.DType]]) -> None:
         """Each reduction's partials reduced on the device and the results brought to the host with
@@ -491,7 +510,7 @@ class _ModuleWriter:
         waits for the GPU once: every device step is queued while the kernel runs. The rows of a
         shared array are reduced in one call where their operators agree; a pair is joined on the
         device (:meth:`pair_on_device`) and then with the host's pair."""
-        out, groups = self.launcher, _by_dtype([r for r in partials if not r.loc])
+        out, groups = self.launcher, by_dtype([r for r in partials if not r.loc])
         fetch: dict[str, list[tuple[str, list[str]]]] = {}  # torch dtype -> (device tensor, host names)
         for name, dt in waiting:
             fetch.setdefault(TORCH_DTYPE[dt], []).append((f"{py_name(name)}_out", [py_name(name)]))
@@ -503,9 +522,9 @@ class _ModuleWriter:
             if len(group) == 1:
                 device = _ON_DEVICE[group[0].op].format(p=f"{py_name(group[0].var)}_part")
             elif len({r.op for r in group}) == 1:
-                device = _ON_ROWS[group[0].op].format(p=_partials_name(dtype, groups))
+                device = _ON_ROWS[group[0].op].format(p=partials_name(dtype, groups))
             else:
-                rows = _partials_name(dtype, groups)
+                rows = partials_name(dtype, groups)
                 each = (_ON_DEVICE[r.op].format(p=f"{rows}[{n}]") for n, r in enumerate(group))
                 device = f"torch.stack([{', '.join(each)}])"
             fetch.setdefault(TORCH_DTYPE[dtype], []).append((device, names))

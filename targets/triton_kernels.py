@@ -82,6 +82,29 @@ REDUCE = {"add": "tl.sum({v}, axis=0)", "max": "tl.max({v}, axis=0)", "min": "tl
           "mul": "tl.reduce({v}, 0, _kt_mul)"}
 
 
+def by_dtype(partials: list[ir.Reduction]) -> dict[ir.DType, list[ir.Reduction]]:
+    groups: dict[ir.DType, list[ir.Reduction]] = {}
+    for r in partials:
+        groups.setdefault(r.dtype, []).append(r)
+    return groups
+
+
+def partials_name(dtype: ir.DType, groups: dict[ir.DType, list[ir.Reduction]]) -> str:
+    """``partials``, or ``partials_<dtype>`` where more than one dtype shares an array."""
+    shared = [d for d, g in groups.items() if len(g) > 1]
+    return "partials" if len(shared) == 1 else f"partials_{dtype.name.lower()}"
+
+
+def partial_slots(reductions: list[ir.Reduction]) -> dict[int, tuple[str, int]]:
+    """Where each reduction (by position) stores its programs' partials: the array's name and the
+    row. A pair reduction, or one alone in its type, has its own array (``NAME_part``); those
+    sharing a type are the rows of one array, passed to the kernel once (indexing each row on
+    the host, and passing it, cost every launch)."""
+    groups = by_dtype([r for r in reductions if not r.loc])
+    return {k: (f"{py_name(r.var)}_part", 0) if r.loc or len(groups[r.dtype]) == 1
+            else (partials_name(r.dtype, groups), groups[r.dtype].index(r)) for k, r in enumerate(reductions)}
+
+
 def identity(op: str, dtype: ir.DType) -> str:
     value = IDENTITY[op]
     if dtype.is_float:
@@ -216,7 +239,7 @@ class NestEmitter(_Emitter):
         self.add_arrays(nest.arrays)
         self.add_scalars(nest.scalars_in)
         trips = [(f"{py_name(lp.var)}_trip", lp) for lp in nest.loops]
-        extra = [t for t, _ in trips] + [f"{py_name(r.var)}_part" for r in nest.reductions]
+        extra = [t for t, _ in trips] + list(dict.fromkeys(a for a, _ in partial_slots(list(nest.reductions)).values()))
         if any(r.loc for r in nest.reductions) and (len(nest.loops) > 1 or self.tile or self.split):
             raise UnsupportedExpr(nest.reductions[0], "a pair reduction over more than one loop")
         split = (f"{py_name(self.split.loop.var)}_trip", self.split.loop) if self.split else None
@@ -398,8 +421,10 @@ class NestEmitter(_Emitter):
                 body(f"{', '.join(names[:-1])} = {', '.join(names[1:])}")
 
     def store_partials(self) -> None:
-        """Each reduction's lanes combined and stored as the program's partial."""
-        for r in self.nest.reductions:
+        """Each reduction's lanes combined and stored as the program's partial, in its row
+        (:func:`partial_slots`)."""
+        slots = partial_slots(list(self.nest.reductions))
+        for k, r in enumerate(self.nest.reductions):
             if r.loc:
                 self.store_pair(r)
                 continue
@@ -407,7 +432,9 @@ class NestEmitter(_Emitter):
                 raise UnsupportedExpr(r, f"reduction operator '{r.op}'")
             if r.op == "mul":
                 self.dev.helpers.add("_kt_mul")
-            self.out(f"tl.store({py_name(r.var)}_part + pid, {REDUCE[r.op].format(v=py_name(r.var))})")
+            array, row = slots[k]
+            at = {0: "", 1: "tl.num_programs(0) + "}.get(row, f"{row} * tl.num_programs(0) + ")
+            self.out(f"tl.store({array} + {at}pid, {REDUCE[r.op].format(v=py_name(r.var))})")
 
     def store_pair(self, r: ir.Reduction) -> None:
         """A pair reduction's lanes joined in one reduction over values and iterations (the best

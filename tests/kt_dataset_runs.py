@@ -14,6 +14,7 @@ import pytest
 
 from targets.base import get_renderer
 from translate import ir
+from translate.schedule import Schedule
 from validation import runners, toolchains
 from validation.inputs import Case, make_case
 
@@ -59,14 +60,15 @@ def reference_and_kokkos(tmp_path: Path, source_name: str, source: str, kernel: 
         yield what, values, _floats(want.outputs), _floats(got.outputs)
 
 
-def on_target(tmp_path: Path, target: str, kernel: ir.Kernel,
-              datasets: Datasets) -> Iterator[tuple[str, Sequence[float], Outputs]]:
+def on_target(tmp_path: Path, target: str, kernel: ir.Kernel, datasets: Datasets,
+              schedule: Schedule | None = None) -> Iterator[tuple[str, Sequence[float], Outputs]]:
     """(name, values, the target's outputs) per dataset: CUDA only where there is a GPU (skipped
-    elsewhere), Triton compiled there and in its interpreter elsewhere."""
+    elsewhere), Triton compiled there and in its interpreter elsewhere; rendered with
+    ``schedule`` (the default one if None)."""
     gpu = toolchains.has_gpu()
     if target == "cuda" and not gpu:
         pytest.skip("no CUDA GPU")
-    get_renderer(target).render(kernel).write(tmp_path / "out")
+    get_renderer(target, schedule).render(kernel, schedule).write(tmp_path / "out")
     for what, values in datasets.items():
         got = runners.run_candidate(target, tmp_path / "out" / target, kernel, _case(kernel, values),
                                     tmp_path / "work", tmp_path / "cache", gpu=gpu)

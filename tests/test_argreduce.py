@@ -22,6 +22,7 @@ from tests import kt_hand_kernels as hk
 from tests.kt_dataset_runs import NEEDS_REFERENCE_AND_KOKKOS, on_target, reference_and_kokkos, same
 from translate import argreduce, ir
 from translate.analysis import analyze
+from translate.schedule import Schedule
 
 # a first max of |x| (IDAMAX, the assignments in its order), a first min counting down,
 # both returning the index and the value
@@ -184,6 +185,15 @@ def test_cuda_and_triton_match_the_scan_in_order(tmp_path: Path, target: str) ->
     for what, values, got in on_target(tmp_path, target, _kernel(), {**DATASETS, "a million": list(many)}):
         for out, w in _scans_in_order(values).items():
             assert same_value(w, got[out]), (target, what, out, w, got[out])
+
+
+def test_triton_serial_fallback_copies_the_pending_start_in(tmp_path: Path) -> None:
+    """At the serial schedule (level 2) each scan is a serial segment that copies its start in
+    (``DMAX_BEST = DMAX``, a copy of a result still on the device): the start must be fetched
+    before the launch, not passed as the host's stale value."""
+    for what, values, got in on_target(tmp_path, "triton", _kernel(), DATASETS, Schedule(level=2)):
+        for out, w in _scans_in_order(values).items():
+            assert same_value(w, got[out]), (what, out, w, got[out])
 
 
 @pytest.mark.slow

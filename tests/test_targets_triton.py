@@ -255,7 +255,10 @@ def test_sums_of_one_nest_reduce_their_rows_in_one_call(tmp_path: Path) -> None:
     mod, src = load_module(kern("sums2", params, body), tmp_path, Schedule(row_programs=False))
     assert "s_sum, s2_sum = partials.sum(dim=1).tolist()" in src
     assert "lanes = block * 4" in src and "BLOCK=lanes, TILES=8" in src  # a reduction over two loops: wider
-    assert "partials[0], partials[1]" in src
+    # one argument for both rows, which the kernel stores to by its programs' count
+    assert "partials, BLOCK=lanes" in src and "partials[0]" not in src
+    assert "tl.store(partials + pid, tl.sum(s, axis=0))" in src
+    assert "tl.store(partials + tl.num_programs(0) + pid, tl.sum(s2, axis=0))" in src
     a = rng(9).standard_normal((13, 6))
     got = mod.sums2(13, 6, t(a.ravel(order="F")), 0.0, 0.0, block=16)
     assert got["s"] == pytest.approx(float(a.sum()), rel=1e-12)

@@ -60,10 +60,17 @@ for name, (sig, consts) in json.loads(sys.argv[2]).items():
 def signature(params: str, kernel: ir.Kernel) -> tuple[dict[str, str], dict[str, int]]:
     """Triton's signature of a generated ``@triton.jit`` parameter list: arrays from the kernel's
     declarations, a reduction's partials (``NAME_part``) and a serial segment's results (``NAME_out``)
-    of their variable's type, annotated fp64
-    scalars, other scalars int64, constexprs at fixed values."""
+    of their variable's type, the rows of partials several reductions share (``partials``,
+    ``partials_<dtype>``) of that type, annotated fp64 scalars, other scalars int64, constexprs at
+    fixed values."""
     arrays = {p.name: p.dtype for p in kernel.params if isinstance(p, ir.Array)}
     scalars = {p.name: p.dtype for p in kernel.params + kernel.locals if isinstance(p, ir.Scalar)}
+    for lp in (n for n in ir.walk(kernel) if isinstance(n, ir.Loop)):
+        dtypes = [r.dtype for r in lp.reductions if not r.loc]
+        shared = {d for d in dtypes if dtypes.count(d) > 1}
+        arrays |= {f"partials_{d.name.lower()}": d for d in shared}
+        if len(shared) == 1:
+            arrays["partials"] = shared.pop()
     sig: dict[str, str] = {}
     consts: dict[str, int] = {}
     for param in (p.strip() for p in params.split(",")):
@@ -103,7 +110,7 @@ def test_walks_compile_for_sm90(tmp_path: Path, build: Any, late: bool) -> None:
     rendered = get_renderer("triton", Schedule(late_masks=late)).render(kernel, Schedule(late_masks=late))
     (path,) = [p for p in rendered.write(tmp_path) if p.name.endswith("_triton.py")]
     kernels = {m.group(1): signature(m.group(2), kernel)
-               for m in re.finditer(r"@triton\.jit\ndef (\w+)\((.*)\):", rendered.source)}
+               for m in re.finditer(r"@triton\.jit\ndef ([^_]\w*)\((.*)\):", rendered.source)}
     assert list(kernels) == [f"{kernel.name}_loop1"] and ("if first + PLANES" in rendered.source) == late
     done = compiled(path, kernels)
     assert done.returncode == 0, done.stdout + done.stderr
@@ -133,7 +140,7 @@ def test_max_reductions_and_first_index_scans_compile_for_sm90(tmp_path: Path) -
         rendered = get_renderer("triton").render(kernel)
         (path,) = [p for p in rendered.write(tmp_path) if p.name.endswith("_triton.py")]
         kernels = {m.group(1): signature(m.group(2), kernel)
-                   for m in re.finditer(r"@triton\.jit\ndef (\w+)\((.*)\):", rendered.source)}
+                   for m in re.finditer(r"@triton\.jit\ndef ([^_]\w*)\((.*)\):", rendered.source)}
         done = compiled(path, kernels)
         assert done.returncode == 0, done.stdout + done.stderr
         assert done.stdout.split()[1::2] == list(kernels)
