@@ -75,7 +75,8 @@ REDUCE_TILES = 8
 # lanes. H200, ivamax's kernel at 280M elements (benchmarks/probes/pair_reduction.py): 256 lanes x 8
 # tiles 0.694 ms, x 16 0.686, x 32 0.608; 512 x 8 0.798, 1024 x 8 1.055. With the lanes' update
 # without its tie test (argreduce.in_order) and 8 warps (benchmarks/probes/pair_kernel_forms.py, the
-# kernel and the device's join): 32 tiles 0.530 ms, against 0.628 with the tie test
+# kernel and the device's join): 32 tiles 0.530 ms, against 0.628 with the tie test; with the lanes
+# joined in one tl.reduce (store_pair) 0.518-0.529
 PAIR_TILES = 32
 IDENTITY = {"add": 0, "mul": 1, "max": "-inf", "min": "inf", "maxloc": "-inf", "minloc": "inf"}
 REDUCE = {"add": "tl.sum({v}, axis=0)", "max": "tl.max({v}, axis=0)", "min": "tl.min({v}, axis=0)",
