@@ -113,7 +113,6 @@ def _kt_pow(x, y):
 }
 
 
-
 def _pair_join(name: str, better: str, earlier: str) -> str:
     return f'''
 @triton.jit
