@@ -58,6 +58,41 @@ def test_accumulate_form_keeps_the_beta_scaling_and_scales_the_product_by_alpha(
     assert "c[i, j] = (c[i, j] + (alpha * a_b_prod[i, j]))" in text
 
 
+def _column_loops(k: ir.Kernel) -> list[ir.Loop]:
+    (outer,) = [s for s in k.body if isinstance(s, ir.Loop)]
+    return [s for s in outer.body if isinstance(s, ir.Loop)]
+
+
+def test_the_beta_scaling_joins_the_update_in_one_loop() -> None:
+    """C(:, j)'s scaling loops (under IFs on beta) and the update run as one loop over i, each
+    iteration on its own element: the (j, i) nest is then elementwise, i fastest."""
+    out = apply_schedule(kernels(SRC.read_text())["matmul_nn"], Schedule())
+    (fused,) = _column_loops(out)
+    assert fused.var == "i" and fused.kind is ir.LoopKind.PARALLEL
+    assert [type(s).__name__ for s in fused.body] == ["If", "Assign"]
+    text = ir.dump(out)
+    assert text.index("if (beta == 0.0)") > text.index("parallel for i in [0, m)")
+
+
+@pytest.mark.parametrize(("why", "old", "new"), [
+    ("the scaling runs over other rows", "     else if (beta /= 1.0d0) then\n        do i = 1, m",
+     "     else if (beta /= 1.0d0) then\n        do i = 1, m - 1"),
+    ("the scaling reads another element", "c(i, j) = beta*c(i, j)", "c(i, j) = beta*c(1, j)"),
+    ("the IF reads C", "else if (beta /= 1.0d0) then", "else if (c(1, j) /= 1.0d0) then"),
+    ("a loop before writes another array (from the next row of C)", "c(i, j) = beta*c(i, j)",
+     "d(i, j) = beta*c(i + 1, j)"),
+])
+def test_the_beta_scaling_stays_apart(why: str, old: str, new: str) -> None:
+    src = NN.replace("beta, c, ldc)", "beta, c, ldc, d)").replace(
+        "real(8), intent(inout) :: c(ldc, *)", "real(8), intent(inout) :: c(ldc, *), d(ldc, *)")
+    assert old in src, why
+    (k,) = kernels(src.replace(old, new)).values()
+    out = apply_schedule(k, Schedule())
+    assert externs(out) and len(_column_loops(out)) == 1 and isinstance(_column_loops(out)[0], ir.Loop), why
+    (outer,) = [s for s in out.body if isinstance(s, ir.Loop)]
+    assert isinstance(outer.body[0], ir.If), why  # the scaling is still before the update, apart
+
+
 NN = SRC.read_text().split("subroutine matmul_tn")[0]
 TN = "subroutine matmul_tn" + SRC.read_text().split("subroutine matmul_tn")[1]
 

@@ -13,13 +13,15 @@ other::
         <statements that use t>                        s = alpha * B(l, c)     (scalars)
                                                        parallel r: C(r, c) = C(r, c) + s * A(r, l)
 
-become ``P = A @ B`` (a new local m x n array, column-major, computed by the
-matmul before the nest) and the nest without its ``l`` loop: ``t = P(r, c)``,
-or ``C(r, c) = C(r, c) + alpha * P(r, c)``. The increment must be a product of
-one element of each operand (indexed by exactly the loop variables) and factors
-that ``l`` does not change; the operands must not be written in the nest; the
-scalars of the ``l`` loop must be dead after it. Summing before scaling and
-adding to C reassociates floating-point sums, as every parallel reduction does.
+become ``P = A @ B`` (a new local m x n array, column-major, computed by the matmul before
+the nest) and the nest without its ``l`` loop: ``t = P(r, c)``, or ``C(r, c) = C(r, c) +
+alpha * P(r, c)``; in the accumulate form, loops over the same rows before the ``l`` loop
+(C's column scaled by beta, under IFs) join that update in one loop where each iteration
+touches only its own element, so the nest is elementwise over (r, c). The increment must
+be a product of one element of each operand (indexed by exactly the loop variables) and
+factors that ``l`` does not change; the operands must not be written in the nest; the
+scalars of the ``l`` loop must be dead after it. Summing before scaling and adding to C
+reassociates floating-point sums, as every parallel reduction does.
 """
 
 from __future__ import annotations
@@ -192,7 +194,57 @@ class _Recogniser:
         ext, element = found
         add = ir.Assign(upd.target, ir.BinOp("add", upd.target, element, upd.target.dtype))
         updated = replace(inner, body=(add,), line=inner.line)
-        return [ext, replace(outer, body=(*before, updated))]
+        fused = _fused(tuple(before), updated)
+        return [ext, replace(outer, body=(*before, updated) if fused is None else (fused,))]
+
+
+def _loop_bodies(stmts: tuple[ir.Stmt, ...], like: ir.Loop) -> tuple[ir.Stmt, ...] | None:
+    """``stmts`` with each loop over ``like``'s range (same variable, bounds and step, parallel,
+    no reductions) replaced by its body, through IFs whose conditions do not read the loop
+    variable; None where anything else is there."""
+    out: list[ir.Stmt] = []
+    for s in stmts:
+        if isinstance(s, ir.Loop):
+            same = (s.var, ir.expr_str(s.start), ir.expr_str(s.stop), ir.expr_str(s.step)) == (
+                like.var, ir.expr_str(like.start), ir.expr_str(like.stop), ir.expr_str(like.step))
+            if not same or s.kind is not ir.LoopKind.PARALLEL or s.reductions:
+                return None
+            out += s.body
+        elif isinstance(s, ir.If):
+            if like.var in scalar_reads(s.cond):
+                return None
+            then, orelse = _loop_bodies(s.then, like), _loop_bodies(s.orelse, like)
+            if then is None or orelse is None:
+                return None
+            out.append(replace(s, then=then, orelse=orelse))
+        else:
+            return None
+    return tuple(out)
+
+
+def _fused(before: tuple[ir.Stmt, ...], updated: ir.Loop) -> ir.Loop | None:
+    """The statements before the product's update (``C(:, c)`` scaled by beta, in loops over the same
+    rows as the update, under IFs) and the update as one loop, where each of its iterations
+    writes only its own element and reads no other element of an array written there: a column
+    per thread would otherwise run each loop down its column, and the threads a column apart
+    read C uncoalesced. None where they cannot be fused that way."""
+    (add,) = updated.body
+    assert isinstance(add, ir.Assign) and isinstance(add.target, ir.Load)
+    bodies = _loop_bodies(before, updated) if before else None
+    if not bodies:
+        return None
+    body = (*bodies, add)
+    own = ir.expr_str(add.target)
+    if any(scalar_writes(st) for st in body):
+        return None
+    written = arrays_written(body)
+    for s in body:
+        for n in ir.walk(s):
+            if isinstance(n, ir.Load) and n.array in written and ir.expr_str(n) != own:
+                return None
+            if isinstance(n, ir.Assign) and not (isinstance(n.target, ir.Load) and ir.expr_str(n.target) == own):
+                return None
+    return replace(updated, body=body)
 
 
 def recognise(kernel: ir.Kernel) -> ir.Kernel:
