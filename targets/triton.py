@@ -27,8 +27,9 @@ from targets.triton_extern import (
     output_needed,
 )
 from targets.triton_helpers import DEVICE_DEPENDS, DEVICE_HELPERS, HOST_DEPENDS, HOST_HELPERS, closure
-from targets.triton_kernels import Launch, Lines, NestEmitter, by_dtype, partial_slots, partials_name
+from targets.triton_kernels import Launch, Lines, NestEmitter
 from targets.triton_order import nest_after
+from targets.triton_partials import by_dtype, partial_arrays, partials_name
 from targets.triton_pending import PendingScalars, fetch_line
 from targets.triton_rows import RowEmitter, row_nest
 from targets.triton_serial import SerialEmitter
@@ -268,8 +269,8 @@ class _ModuleWriter:
         out = self.launcher
         start = len(out.lines)
         for k, seg in enumerate(segments):
-            if self.held and not isinstance(seg, (HostBlock, DeviceNest, DeviceSerial)):
-                self.release_held()
+            if self.held and not isinstance(seg, (HostBlock, DeviceNest)):
+                self.release_held()  # only host blocks and the nest come between (targets.triton_order)
             if isinstance(seg, DeviceNest) and seg.name in self.fused:
                 continue  # rendered as the epilogue of the matmul before it
             if isinstance(seg, DeviceExtern):
@@ -295,8 +296,6 @@ class _ModuleWriter:
                     self.segs(seg.body)
                     self.pending.fetch_all()
             elif isinstance(seg, (DeviceNest, DeviceSerial)):
-                if self.held and not isinstance(seg, DeviceNest):
-                    self.release_held()
                 # a nest's reductions come back after its launch (add_kernel); a serial segment's
                 # results are copied in too (translate.schedule)
                 self.pending.fetch(set(seg.scalars_in) | set(seg.scalars_out if isinstance(seg, DeviceSerial) else ()))
@@ -502,7 +501,7 @@ class _ModuleWriter:
                 names = ", ".join(py_name(r.var) for r in group)
                 out(f"{partials_name(dtype, groups)} = torch.empty(({len(group)}, grid[0]), "
                     f"dtype={TORCH_DTYPE[dtype]}, device=dev)  # a row per reduction: {names}")
-        return list(dict.fromkeys(array for array, _ in partial_slots(partials).values()))
+        return partial_arrays(partials)
 
     def combine_partials(self, partials: list[ir.Reduction], waiting: list[tuple[str, ir.DType]]) -> None:
         """Each reduction's partials reduced on the device and the results brought to the host with

@@ -22,6 +22,7 @@ from targets.triton_expr import (
     py_name,
 )
 from targets.triton_helpers import pair_join
+from targets.triton_partials import REDUCE, identity, loc_identity, partial_arrays, partial_slots
 from translate import argreduce, ir
 from translate.schedule import DeviceNest, arrays_written, fastest_first
 from translate.simplify import const_int, simplify
@@ -71,54 +72,13 @@ class Launch:
 
 
 REDUCE_TILES = 8
-# a pair reduction's programs (translate.argreduce) take more tiles: each ends in three joins across its
+# a pair reduction's programs (translate.argreduce) take more tiles: each ends in a join across its
 # lanes. H200, ivamax's kernel at 280M elements (benchmarks/probes/pair_reduction.py): 256 lanes x 8
 # tiles 0.694 ms, x 16 0.686, x 32 0.608; 512 x 8 0.798, 1024 x 8 1.055. With the lanes' update
 # without its tie test (argreduce.in_order) and 8 warps (benchmarks/probes/pair_kernel_forms.py, the
 # kernel and the device's join): 32 tiles 0.530 ms, against 0.628 with the tie test; with the lanes
 # joined in one tl.reduce (store_pair) 0.518-0.529
 PAIR_TILES = 32
-IDENTITY = {"add": 0, "mul": 1, "max": "-inf", "min": "inf", "maxloc": "-inf", "minloc": "inf"}
-REDUCE = {"add": "tl.sum({v}, axis=0)", "max": "tl.max({v}, axis=0)", "min": "tl.min({v}, axis=0)",
-          "mul": "tl.reduce({v}, 0, _kt_mul)"}
-
-
-def by_dtype(partials: list[ir.Reduction]) -> dict[ir.DType, list[ir.Reduction]]:
-    groups: dict[ir.DType, list[ir.Reduction]] = {}
-    for r in partials:
-        groups.setdefault(r.dtype, []).append(r)
-    return groups
-
-
-def partials_name(dtype: ir.DType, groups: dict[ir.DType, list[ir.Reduction]]) -> str:
-    """``partials``, or ``partials_<dtype>`` where more than one dtype shares an array."""
-    shared = [d for d, g in groups.items() if len(g) > 1]
-    return "partials" if len(shared) == 1 else f"partials_{dtype.name.lower()}"
-
-
-def partial_slots(reductions: list[ir.Reduction]) -> dict[int, tuple[str, int]]:
-    """Where each reduction (by position) stores its programs' partials: the array's name and the
-    row. A pair reduction, or one alone in its type, has its own array (``NAME_part``); those
-    sharing a type are the rows of one array, passed to the kernel once (indexing each row on
-    the host, and passing it, cost every launch)."""
-    groups = by_dtype([r for r in reductions if not r.loc])
-    return {k: (f"{py_name(r.var)}_part", 0) if r.loc or len(groups[r.dtype]) == 1
-            else (partials_name(r.dtype, groups), groups[r.dtype].index(r)) for k, r in enumerate(reductions)}
-
-
-def identity(op: str, dtype: ir.DType) -> str:
-    value = IDENTITY[op]
-    if dtype.is_float:
-        return literal(float(value), dtype, True)
-    if isinstance(value, str):
-        bits = 63 if dtype is ir.DType.I64 else 31
-        return str(-(2**bits)) if value == "-inf" else str(2**bits - 1)
-    return str(value)
-
-
-def loc_identity(r: ir.Reduction) -> str:
-    """A pair's loc before any iteration: the last of all (never first among equals)."""
-    return identity("min" if r.loc_first == "min" else "max", r.loc_dtype)
 
 
 class _Emitter:
@@ -240,7 +200,7 @@ class NestEmitter(_Emitter):
         self.add_arrays(nest.arrays)
         self.add_scalars(nest.scalars_in)
         trips = [(f"{py_name(lp.var)}_trip", lp) for lp in nest.loops]
-        extra = [t for t, _ in trips] + list(dict.fromkeys(a for a, _ in partial_slots(list(nest.reductions)).values()))
+        extra = [t for t, _ in trips] + partial_arrays(list(nest.reductions))
         if any(r.loc for r in nest.reductions) and (len(nest.loops) > 1 or self.tile or self.split):
             raise UnsupportedExpr(nest.reductions[0], "a pair reduction over more than one loop")
         split = (f"{py_name(self.split.loop.var)}_trip", self.split.loop) if self.split else None

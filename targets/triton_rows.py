@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 
 from targets.rows import ArgUpdate, arg_update, loop_chain, reduction, row_nest
 from targets.triton_expr import DeviceExpr, HostExpr, UnsupportedExpr, dev_dtype, fold, literal, py_name
-from targets.triton_kernels import IDENTITY, Lines, _Emitter
+from targets.triton_kernels import Lines, _Emitter
+from targets.triton_partials import IDENTITY
 from translate import ir
 from translate.schedule import DeviceNest, scalar_reads
 

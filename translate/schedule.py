@@ -121,7 +121,8 @@ class Schedule:
     # Triton: a 1-D array's subscript split into the part every lane shares and the lanes' part, the
     # shared part added to the array's pointer first (``(dx + (ix - 1)) + (i - 1) * incx``). On the
     # H200 ivamax's pair kernel ran 0.521 ms reading DX(IX - 1 + I) against 0.579 with the subscript
-    # whole (benchmarks/probes/pair_kernel_forms.py); the generated form is untimed, so off
+    # whole (benchmarks/probes/pair_kernel_forms.py), but generated it lost side by side (ivamax 0.732
+    # against 0.629 ms, vamax 0.696 against 0.557, vnrm2 0.636 against 0.536), so off: a search variant
     base_first: bool = False
     # a short parallel loop around a serial loop that accumulates into one element per thread
     # (DGEMV 'N' after the interchange) splits the serial loop over blocks, adding atomically
