@@ -12,6 +12,8 @@ the host with the variable's previous value."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from targets.base import Capabilities, Rendered, Renderer, register
 from targets.planes import queued, triton_walk
 from targets.splits import FILL_THREADS, MIN_CHUNK, split_nest
@@ -31,6 +33,16 @@ from targets.triton_kernels import Launch, Lines, NestEmitter
 from targets.triton_order import nest_after
 from targets.triton_partials import by_dtype, partial_arrays, partials_name
 from targets.triton_pending import PendingScalars, fetch_line
+from targets.triton_results import (
+    ON_DEVICE,
+    ON_ROWS,
+    Known,
+    device_results,
+    joined_if,
+    pushed,
+    segments_return,
+    stmts_return,
+)
 from targets.triton_rows import RowEmitter, row_nest
 from targets.triton_serial import SerialEmitter
 from translate import ir
@@ -48,8 +60,6 @@ from translate.schedule import (
 )
 
 # a reduction's partials reduced on the device, and the host value combined with the result
-_ON_DEVICE = {"add": "{p}.sum()", "mul": "{p}.prod()", "max": "{p}.max()", "min": "{p}.min()"}
-_ON_ROWS = {"add": "{p}.sum(dim=1)", "mul": "{p}.prod(dim=1)", "max": "{p}.amax(dim=1)", "min": "{p}.amin(dim=1)"}
 _COMBINE = {
     "add": "{v} = {v} + {s}",
     "mul": "{v} = {v} * {s}",
@@ -124,7 +134,8 @@ class _ModuleWriter:
         self.kernels: list[str] = []
         self.device_helpers: set[str] = set()
         self.launcher = Lines()
-        self.pending = PendingScalars(self.launcher)  # serial segments' results not yet on the host
+        self.pending = PendingScalars(self.launcher)  # device results not yet on the host
+        self.known = Known()  # constants host code assigned, while they hold (targets.triton_results)
         self.held: list[str] = []  # a serial segment's launch, written after the next nest's (targets.triton_order)
         self.uses_math = False
         self.notes: list[str] = []
@@ -224,10 +235,10 @@ class _ModuleWriter:
 
     def result_dict(self) -> str:
         k = self.kernel
-        items = [f'"{p.name}": {py_name(p.name)}' for p in k.params
+        items = [f'"{p.name}": {self.pending.returned(p.name)}' for p in k.params
                  if isinstance(p, ir.Scalar) and p.intent.writes]
         if k.result is not None:
-            items.append(f'"result": {py_name(k.name)}')
+            items.append(f'"result": {self.pending.returned(k.name)}')
         return "{" + ", ".join(items) + "}"
 
     def write_launcher(self) -> None:
@@ -254,7 +265,6 @@ class _ModuleWriter:
                 out(f"{py_name(d.name)} = torch.empty({count}, dtype={TORCH_DTYPE[d.dtype]}, device=dev)"
                     f"  # local array")
         self.segs(self.segments)
-        self.pending.fetch_all()
         out(f"return {self.result_dict()}")
 
     @staticmethod
@@ -285,6 +295,7 @@ class _ModuleWriter:
                 self.device_helpers |= row.dev.helpers
                 self.kernels.append(text)
                 out.lines.extend("    " * out.level + t for t in lines)
+                self.known.forget()
                 self.notes.append(f"{seg.name}: row program (tl.arange over the row, tl.sum/tl.max reductions)")
             elif isinstance(seg, HostBlock):
                 self.host_stmts(seg.stmts)
@@ -292,9 +303,11 @@ class _ModuleWriter:
                 self.host_if(seg)
             elif isinstance(seg, HostLoop):
                 self.pending.fetch_all()
+                self.known.forget()
                 with out.block(f"for {py_name(seg.var)} in {self.host_range(seg.start, seg.stop, seg.step)}:"):
                     self.segs(seg.body)
                     self.pending.fetch_all()
+                self.known.forget()
             elif isinstance(seg, (DeviceNest, DeviceSerial)):
                 # a nest's reductions come back after its launch (add_kernel); a serial segment's
                 # results are copied in too (translate.schedule)
@@ -322,20 +335,14 @@ class _ModuleWriter:
             out("pass")
 
     def host_if(self, seg: HostIf) -> None:
-        """Both branches start from what is pending before the IF and leave nothing pending
-        (``targets.triton_pending``)."""
-        out = self.launcher
         self.pending.fetch(scalar_reads(seg.cond))
-        before = self.pending.snapshot()
-        with out.block(f"if {self.host(seg.cond)}:"):
-            self.segs(seg.then)
-            self.pending.fetch_all()
-        self.pending.restore(before)
-        if seg.orelse or before:
-            with out.block("else:"):
-                if seg.orelse:
-                    self.segs(seg.orelse)
-                self.pending.fetch_all()
+        self.joined_if(self.host(seg.cond), lambda: self.segs(seg.then),
+                       (lambda: self.segs(seg.orelse)) if seg.orelse else None,
+                       (segments_return(seg.then), segments_return(seg.orelse)))
+
+    def joined_if(self, cond: str, then: Callable[[], None], orelse: Callable[[], None] | None,
+                  ends: tuple[bool, bool]) -> None:
+        joined_if(self.launcher, self.pending, self.known, cond, then, orelse, ends)
 
     def extern(self, seg: DeviceExtern, tail: DeviceNest | None) -> None:
         out = self.launcher
@@ -366,7 +373,10 @@ class _ModuleWriter:
         for k, s in enumerate(stmts):
             if isinstance(s, ir.Return) and k and isinstance(stmts[k - 1], ir.ErrorCall):
                 continue  # the error call already returned
-            if not self.pending.before(s):
+            if self.pending.before(s):
+                assert isinstance(s, ir.Assign) and isinstance(s.target, ir.Var)
+                self.known.written({s.target.name})  # a copy of a pending tensor
+            else:
                 self.host_stmt(s)
 
     def host_stmt(self, s: ir.Stmt) -> None:
@@ -378,18 +388,19 @@ class _ModuleWriter:
                 if dt.is_float and s.value.dtype.is_int:
                     value = f"float({value})"
                 out(f"{py_name(s.target.name)} = {value}")
+                self.known.assigned(s.target.name, s.value)
             else:
                 off = self.host.offset(s.target.array, s.target.index)
                 out(f"{py_name(s.target.array)}[{off}] = {self.host(s.value)}")
         elif isinstance(s, ir.If):
-            with out.block(f"if {self.host(s.cond)}:"):
-                self.host_stmts(s.then)
-            if s.orelse:
-                with out.block("else:"):
-                    self.host_stmts(s.orelse)
+            self.joined_if(self.host(s.cond), lambda: self.host_stmts(s.then),
+                           (lambda: self.host_stmts(s.orelse)) if s.orelse else None,
+                           (stmts_return(s.then), stmts_return(s.orelse)))
         elif isinstance(s, ir.Loop):
+            self.known.forget()
             with out.block(f"for {py_name(s.var)} in {self.host_range(s.start, s.stop, s.step)}:"):
                 self.host_stmts(s.body)
+            self.known.forget()
         elif isinstance(s, ir.Return):
             out(f"return {self.result_dict()}")
         elif isinstance(s, ir.ErrorCall):
@@ -433,9 +444,12 @@ class _ModuleWriter:
                 out(f"chunks = max(1, min({2 * FILL_THREADS} // max(1, {total}), {sname} // {MIN_CHUNK}))")
                 out(f"chunk = max(1, triton.cdiv({sname}, chunks))")
                 args.append(sname)
-            # every pending scalar (a reduction's start values among them) comes back with the
-            # results: the host waits for them anyway
-            waiting = self.pending.take(list(self.pending.dtypes)) if launch.partials else []
+            # reductions stay on the device (targets.triton_results); a pair's join reads the host's
+            # pair, so every pending scalar (its start values among them) comes back with it: the
+            # host waits for them anyway
+            lazy = bool(launch.partials) and not any(r.loc for r in launch.partials)
+            waiting = self.pending.take(list(self.pending.dtypes)) if launch.partials and not lazy else []
+            on_device = set(self.pending.dtypes)  # starts already in their tensors
             with out.block(f"if {total} > 0:"):
                 if launch.tile is not None and len(launch.tile[0]) == 2:  # targets.planes: runs of rows
                     (fast, slow), _, planes = launch.tile
@@ -465,13 +479,18 @@ class _ModuleWriter:
                 held, self.held = self.held, []
                 for line in held:
                     out(line)
-                self.combine_partials(launch.partials, waiting)
-            if waiting or held:
+                if lazy:
+                    device_results(out, launch.partials, self.pending, self.known)
+                else:
+                    self.combine_partials(launch.partials, waiting)
+                    self.known.written(ir.reduced(launch.partials))
+            # no iterations: the serial launch still runs, and each start is its reduction's result
+            empty = held + [fetch_line(name, dt) for name, dt in waiting] \
+                + [pushed(r.var, r.dtype) for r in (launch.partials if lazy else ()) if r.var not in on_device]
+            if empty:
                 with out.block("else:"):
-                    for line in held:
+                    for line in empty:
                         out(line)
-                    for name, dt in waiting:
-                        out(fetch_line(name, dt))
             return
         for name, dt in launch.outs:
             out(f"{py_name(name)}_out = torch.empty(1, dtype={TORCH_DTYPE[dt]}, device=dev)")
@@ -483,6 +502,7 @@ class _ModuleWriter:
             out(line)
         for name, dt in launch.outs:
             self.pending.add(name, dt)  # brought to the host where it is first read
+        self.known.written({name for name, _ in launch.outs})
 
     def partial_buffers(self, partials: list[ir.Reduction]) -> list[str]:
         """The partials' arrays, one element per program: a reduction alone in its dtype gets
@@ -519,12 +539,12 @@ class _ModuleWriter:
         for dtype, group in groups.items():
             names = [f"{py_name(r.var)}_sum" for r in group]
             if len(group) == 1:
-                device = _ON_DEVICE[group[0].op].format(p=f"{py_name(group[0].var)}_part")
+                device = ON_DEVICE[group[0].op].format(p=f"{py_name(group[0].var)}_part")
             elif len({r.op for r in group}) == 1:
-                device = _ON_ROWS[group[0].op].format(p=partials_name(dtype, groups))
+                device = ON_ROWS[group[0].op].format(p=partials_name(dtype, groups))
             else:
                 rows = partials_name(dtype, groups)
-                each = (_ON_DEVICE[r.op].format(p=f"{rows}[{n}]") for n, r in enumerate(group))
+                each = (ON_DEVICE[r.op].format(p=f"{rows}[{n}]") for n, r in enumerate(group))
                 device = f"torch.stack([{', '.join(each)}])"
             fetch.setdefault(TORCH_DTYPE[dtype], []).append((device, names))
         for pieces in fetch.values():
@@ -567,3 +587,4 @@ class _ModuleWriter:
             return f"max(0, {stop})" if start == "0" else f"max(0, {stop} - {start})"
         self.host.helpers.add("_trip")
         return f"_trip({start}, {stop}, {step})"
+

@@ -1,15 +1,18 @@
 """Scalars a Triton launcher has computed on the device but not yet brought to the host.
 
-A serial device segment's results (``DMAX = DABS(DX(1))``) come back with ``.item()``, which waits
-for the GPU. Waited for at once, the GPU idles while the host wakes up and launches the next kernel;
-so a result stays in its 1-element tensor (``NAME_out``) until host code first reads it, and a plain
-copy of it (``DMAX_BEST = DMAX``) copies the tensor, not the value. A reduction's start value is
-read only after its kernel is launched, and with its result, in one copy (``targets.triton``'s
-``combine_partials``), as is every other scalar pending then, since the host waits for the GPU there
-anyway: ivamax's start value comes back with the chosen pair. Each name is pending or not at each
-line whichever way the code ran: a branch of an IF starts from what was pending before the IF and
-brings back all that is pending at its end (an IF without an ELSE gets one that does), and before a
-loop every pending scalar comes back, as it does at the end of its body."""
+A serial device segment's results (``DMAX = DABS(DX(1))``) and a nest's reductions
+(``targets.triton_results``) would come back with ``.item()``, which waits for the GPU. Waited for
+at once, the GPU idles while the host wakes up and launches the next kernel; so a result stays in
+its tensor (``NAME_out``) until host code first reads it, and a plain copy of it
+(``DMAX_BEST = DMAX``) copies the tensor, not the value. A host assignment that overwrites a
+pending scalar without reading it drops it. A pair reduction's start value is read after its
+kernel is launched, with its result, in one copy (``targets.triton``'s ``combine_partials``), as
+is every other scalar pending then, since the host waits for the GPU there anyway. What is still
+pending when the launcher returns is returned as a 0-d tensor: the caller's first read waits.
+Each name is pending or not at each line whichever way the code ran: the branches of an IF start
+from what was pending before it, and where they join, a name pending on one path is put in its
+tensor on the others (``targets.triton_results.pushed``); before a loop every pending scalar
+comes back, as it does at the end of its body."""
 
 from __future__ import annotations
 
@@ -55,18 +58,28 @@ class PendingScalars:
     def restore(self, state: dict[str, ir.DType]) -> None:
         self.dtypes = dict(state)
 
+    def returned(self, name: str) -> str:
+        """The value the launcher returns for ``name``: the host's, or the 0-d view of its pending tensor."""
+        return f"{py_name(name)}_out.view(())" if name in self.dtypes else py_name(name)
+
     def before(self, s: ir.Stmt) -> bool:
         """Ready the host for statement ``s``: True when ``s`` is a copy of a pending scalar, now
         written as a copy of its tensor (the caller renders nothing more); else the pending
-        scalars ``s`` reads or writes come back (all of them before a return or an error call)."""
+        scalars ``s`` reads or writes come back, except one it overwrites without reading, which
+        is dropped (a return reads nothing: :meth:`returned`)."""
         if (isinstance(s, ir.Assign) and isinstance(s.target, ir.Var) and isinstance(s.value, ir.Var)
                 and s.value.name in self.dtypes and s.value.dtype == s.target.dtype):
             self.out(f"{py_name(s.target.name)}_out = {py_name(s.value.name)}_out")
             self.add(s.target.name, self.dtypes[s.value.name])
             return True
-        if any(isinstance(n, (ir.Return, ir.ErrorCall)) for n in ir.walk(s)):
-            self.fetch_all()
-        else:
-            loop_vars = {n.var for n in ir.walk(s) if isinstance(n, ir.Loop)}
-            self.fetch(scalar_reads(s) | scalar_writes(s) | loop_vars)
+        if (isinstance(s, ir.Assign) and isinstance(s.target, ir.Var) and s.target.name in self.dtypes
+                and s.target.name not in scalar_reads(s.value)):
+            self.dtypes.pop(s.target.name)
+            self.fetch(scalar_reads(s))
+            return False
+        if isinstance(s, ir.If):  # its statements are readied one by one, where they run
+            self.fetch(scalar_reads(s.cond))
+            return False
+        loop_vars = {n.var for n in ir.walk(s) if isinstance(n, ir.Loop)}
+        self.fetch(scalar_reads(s) | scalar_writes(s) | loop_vars)
         return False

@@ -41,7 +41,7 @@ def time_placement(mod: ModuleType, nx: int, stride: int, g: torch.Generator) ->
         return mod.field_summary_like(*args)
 
     def kernel() -> None:
-        mod.field_summary_like_loop1[grid](*cells, *vels, 1, nx, 1, ny, ny, nx, *partials, BLOCK=lanes, PLANES=rows)
+        mod.field_summary_like_loop1[grid](*cells, *vels, 1, nx, 1, ny, ny, nx, partials, BLOCK=lanes, PLANES=rows)
 
     want = launcher()
     kernel()
