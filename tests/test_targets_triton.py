@@ -193,7 +193,7 @@ def test_ddot_function_result(tmp_path: Path) -> None:
         x, y = r.standard_normal(n), r.standard_normal(n)
         out = mod.ddot(n, t(x), t(y), block=128)
         assert set(out) == {"result"}
-        assert out["result"] == pytest.approx(float(x @ y), rel=1e-12, abs=1e-12)
+        assert float(out["result"]) == pytest.approx(float(x @ y), rel=1e-12, abs=1e-12)
     assert mod.ddot(0, t(x), t(y)) == {"result": 0.0}
 
 
@@ -291,8 +291,8 @@ def test_names_of_the_launchers_own_locals_are_renamed(tmp_path: Path) -> None:
     assert "lanes_" in src and "partials_" in src and "rows_" in src and "grid_" in src
     a = rng(10).standard_normal((9, 7))
     got = mod.names(9, 7, 2.0, 3.0, t(a.ravel(order="F")), 0.0, 0.0, block=16)
-    assert got["s"] == pytest.approx(2.0 * float(a.sum()), rel=1e-12)
-    assert got["s2"] == pytest.approx(3.0 * float(a.sum()), rel=1e-12)
+    assert float(got["s"]) == pytest.approx(2.0 * float(a.sum()), rel=1e-12)
+    assert float(got["s2"]) == pytest.approx(3.0 * float(a.sum()), rel=1e-12)
 
 
 @pytest.mark.parametrize("op,init", [("max", 0.0), ("min", 1e300), ("mul", 1.0)])
@@ -307,7 +307,7 @@ def test_reductions_max_min_prod(tmp_path: Path, op: str, init: float) -> None:
     x = r.standard_normal(n)
     got = mod.__dict__["red" + op](n, t(x), t(x), block=64)["result"]
     want = {"max": np.abs(x).max(), "min": np.abs(x).min(), "mul": np.prod(1 + 0.01 * x)}[op]
-    assert got == pytest.approx(float(want), rel=1e-12)
+    assert float(got) == pytest.approx(float(want), rel=1e-12)
 
 
 def test_stencil_2d_halo_left(tmp_path: Path) -> None:
@@ -400,10 +400,10 @@ def test_2d_walk_with_reductions_and_unrolled_corners(tmp_path: Path, march: int
         node = xv * xv + yv * yv
         vs = 0.25 * (node[:-1, :-1] + node[1:, :-1] + node[:-1, 1:] + node[1:, 1:])
         cell = vlm * den * 1.5
-        assert got["mass"] == pytest.approx(float(cell.sum()), rel=1e-12)
-        assert got["ke"] == pytest.approx(float((cell * 0.5 * vs).sum()), rel=1e-12)
-        assert got["ie"] == pytest.approx(float((cell / den).sum()), rel=1e-12)
-        assert got["lo"] == pytest.approx(float((cell / den).min()), rel=1e-15)
+        assert float(got["mass"]) == pytest.approx(float(cell.sum()), rel=1e-12)
+        assert float(got["ke"]) == pytest.approx(float((cell * 0.5 * vs).sum()), rel=1e-12)
+        assert float(got["ie"]) == pytest.approx(float((cell / den).sum()), rel=1e-12)
+        assert float(got["lo"]) == pytest.approx(float((cell / den).min()), rel=1e-15)
 
 
 @pytest.mark.parametrize("march", [0, 1, 3])
@@ -498,7 +498,7 @@ def test_serial_recurrence_and_negative_step(tmp_path: Path) -> None:
     tx = t(x)
     out = mod.rec(nn, cc, tx, t(y))
     np.testing.assert_allclose(tx.cpu().numpy(), want, rtol=1e-13)
-    assert out["result"] == pytest.approx(acc, rel=1e-13)
+    assert float(out["result"]) == pytest.approx(acc, rel=1e-13)
 
 
 def test_parallel_negative_and_strided_steps(tmp_path: Path) -> None:

@@ -93,4 +93,4 @@ def test_strided_loops_match_numpy(tmp_path: Path, incx: int, incy: int) -> None
     dy = torch.from_numpy(y.copy())
     got = mod.stride(n, da, torch.from_numpy(x.copy()), incx, dy, incy, lx, ly, 0.0)
     np.testing.assert_array_equal(dy.numpy(), want_y)
-    assert got["dot"] == pytest.approx(want_dot, rel=1e-12)
+    assert float(got["dot"]) == pytest.approx(want_dot, rel=1e-12)
