@@ -32,18 +32,18 @@ from targets.triton_helpers import DEVICE_DEPENDS, DEVICE_HELPERS, HOST_DEPENDS,
 from targets.triton_kernels import Launch, Lines, NestEmitter
 from targets.triton_order import nest_after
 from targets.triton_partials import by_dtype, partial_arrays, partials_name
-from targets.triton_pending import PendingScalars, fetch_line
+from targets.triton_pending import PendingScalars
 from targets.triton_results import (
-    ON_DEVICE,
-    ON_ROWS,
     Known,
     device_results,
     joined_if,
+    pair_names,
     pushed,
     segments_return,
     stmts_return,
 )
 from targets.triton_rows import RowEmitter, row_nest
+from targets.triton_selects import assigned, device_assign, select_lines
 from targets.triton_serial import SerialEmitter
 from translate import ir
 from translate.irquery import scalar_reads
@@ -59,13 +59,6 @@ from translate.schedule import (
     walk_segments,
 )
 
-# a reduction's partials reduced on the device, and the host value combined with the result
-_COMBINE = {
-    "add": "{v} = {v} + {s}",
-    "mul": "{v} = {v} * {s}",
-    "max": "{v} = max({v}, {s})",
-    "min": "{v} = min({v}, {s})",
-}
 _PY_TYPE = {ir.DType.CHAR: "str", ir.DType.BOOL: "bool"}
 
 
@@ -373,6 +366,13 @@ class _ModuleWriter:
         for k, s in enumerate(stmts):
             if isinstance(s, ir.Return) and k and isinstance(stmts[k - 1], ir.ErrorCall):
                 continue  # the error call already returned
+            on_device = select_lines(s, self.pending) if isinstance(s, ir.If) \
+                else device_assign(s, self.pending) if isinstance(s, ir.Assign) else None
+            if on_device is not None:  # targets.triton_selects: the results stay on the device
+                for line in on_device:
+                    self.launcher(line)
+                self.known.written({t.name for t in assigned((s,))})
+                continue
             if self.pending.before(s):
                 assert isinstance(s, ir.Assign) and isinstance(s.target, ir.Var)
                 self.known.written({s.target.name})  # a copy of a pending tensor
@@ -444,11 +444,6 @@ class _ModuleWriter:
                 out(f"chunks = max(1, min({2 * FILL_THREADS} // max(1, {total}), {sname} // {MIN_CHUNK}))")
                 out(f"chunk = max(1, triton.cdiv({sname}, chunks))")
                 args.append(sname)
-            # reductions stay on the device (targets.triton_results); a pair's join reads the host's
-            # pair, so every pending scalar (its start values among them) comes back with it: the
-            # host waits for them anyway
-            lazy = bool(launch.partials) and not any(r.loc for r in launch.partials)
-            waiting = self.pending.take(list(self.pending.dtypes)) if launch.partials and not lazy else []
             on_device = set(self.pending.dtypes)  # starts already in their tensors
             with out.block(f"if {total} > 0:"):
                 if launch.tile is not None and len(launch.tile[0]) == 2:  # targets.planes: runs of rows
@@ -479,14 +474,10 @@ class _ModuleWriter:
                 held, self.held = self.held, []
                 for line in held:
                     out(line)
-                if lazy:
+                if launch.partials:  # reduced and combined on the device (targets.triton_results)
                     device_results(out, launch.partials, self.pending, self.known)
-                else:
-                    self.combine_partials(launch.partials, waiting)
-                    self.known.written(ir.reduced(launch.partials))
             # no iterations: the serial launch still runs, and each start is its reduction's result
-            empty = held + [fetch_line(name, dt) for name, dt in waiting] \
-                + [pushed(r.var, r.dtype) for r in (launch.partials if lazy else ()) if r.var not in on_device]
+            empty = held + [pushed(n, dt) for r in launch.partials for n, dt in pair_names(r) if n not in on_device]
             if empty:
                 with out.block("else:"):
                     for line in empty:
@@ -522,64 +513,6 @@ class _ModuleWriter:
                 out(f"{partials_name(dtype, groups)} = torch.empty(({len(group)}, grid[0]), "
                     f"dtype={TORCH_DTYPE[dtype]}, device=dev)  # a row per reduction: {names}")
         return partial_arrays(partials)
-
-    def combine_partials(self, partials: list[ir.Reduction], waiting: list[tuple[str, ir.DType]]) -> None:
-        """Each reduction's partials reduced on the device and the results brought to the host with
-        the pending scalars they start from (``waiting``), one copy per type, so that the host
-        waits for the GPU once: every device step is queued while the kernel runs. The rows of a
-        shared array are reduced in one call where their operators agree; a pair is joined on the
-        device (:meth:`pair_on_device`) and then with the host's pair."""
-        out, groups = self.launcher, by_dtype([r for r in partials if not r.loc])
-        fetch: dict[str, list[tuple[str, list[str]]]] = {}  # torch dtype -> (device tensor, host names)
-        for name, dt in waiting:
-            fetch.setdefault(TORCH_DTYPE[dt], []).append((f"{py_name(name)}_out", [py_name(name)]))
-        for r in partials:
-            if r.loc:
-                fetch.setdefault(_pair_dtype(r), []).append(self.pair_on_device(r))
-        for dtype, group in groups.items():
-            names = [f"{py_name(r.var)}_sum" for r in group]
-            if len(group) == 1:
-                device = ON_DEVICE[group[0].op].format(p=f"{py_name(group[0].var)}_part")
-            elif len({r.op for r in group}) == 1:
-                device = ON_ROWS[group[0].op].format(p=partials_name(dtype, groups))
-            else:
-                rows = partials_name(dtype, groups)
-                each = (ON_DEVICE[r.op].format(p=f"{rows}[{n}]") for n, r in enumerate(group))
-                device = f"torch.stack([{', '.join(each)}])"
-            fetch.setdefault(TORCH_DTYPE[dtype], []).append((device, names))
-        for pieces in fetch.values():
-            names = [n for _, ns in pieces for n in ns]
-            if len(pieces) == 1:
-                out(f"{names[0]} = {pieces[0][0]}.item()" if len(names) == 1
-                    else f"{', '.join(names)} = {pieces[0][0]}.tolist()")
-                continue
-            flat = (t if len(ns) > 1 else f"{t}.view(1)" for t, ns in pieces)  # a 0-d result: 1-D
-            out(f"{', '.join(names)} = torch.cat(({', '.join(flat)})).tolist()")
-        for r in partials:
-            if r.loc:
-                self.combine_pair(r)
-        for group in groups.values():
-            for r in group:
-                out(_COMBINE[r.op].format(v=py_name(r.var), s=f"{py_name(r.var)}_sum"))
-
-    def pair_on_device(self, r: ir.Reduction) -> tuple[str, list[str]]:
-        """The program holding a pair reduction's best pair, chosen on the device: programs cover the
-        iterations in order, so the first program holding the best value (``argmax``/``argmin``
-        return the first) holds its first iteration. Returns the pair's tensor and host names."""
-        v, loc = py_name(r.var), py_name(r.loc)
-        pick = "argmax" if r.op == "maxloc" else "argmin"
-        # a 1-element index: indexing with the 0-d result itself would wait for the GPU (``.item()``)
-        self.launcher(f"kt_at = {v}_part[0].{pick}().view(1)")
-        return f"{v}_part[:, kt_at].view(2)", [f"{v}_top", f"{loc}_top"]
-
-    def combine_pair(self, r: ir.Reduction) -> None:
-        """The device's best pair (:meth:`pair_on_device`) joined with the host's."""
-        out, v, loc = self.launcher, py_name(r.var), py_name(r.loc)
-        first = ">" if r.op == "maxloc" else "<"
-        before = "<" if r.loc_first == "min" else ">"
-        conv = "float" if r.dtype.is_float else "int"
-        with out.block(f"if {v}_top {first} {v} or ({v}_top == {v} and {loc}_top {before} {loc}):"):
-            out(f"{v}, {loc} = {conv}({v}_top), int({loc}_top)")
 
     def host_trip(self, lp: ir.Loop) -> str:
         start, stop, step = self.host(lp.start), self.host(lp.stop), self.host(lp.step)

@@ -5,9 +5,8 @@ A serial device segment's results (``DMAX = DABS(DX(1))``) and a nest's reductio
 at once, the GPU idles while the host wakes up and launches the next kernel; so a result stays in
 its tensor (``NAME_out``) until host code first reads it, and a plain copy of it
 (``DMAX_BEST = DMAX``) copies the tensor, not the value. A host assignment that overwrites a
-pending scalar without reading it drops it. A pair reduction's start value is read after its
-kernel is launched, with its result, in one copy (``targets.triton``'s ``combine_partials``), as
-is every other scalar pending then, since the host waits for the GPU there anyway. What is still
+pending scalar without reading it drops it. Host IFs and assignments that compute from pending
+scalars become device operations where they can (``targets.triton_selects``). What is still
 pending when the launcher returns is returned as a 0-d tensor: the caller's first read waits.
 Each name is pending or not at each line whichever way the code ran: the branches of an IF start
 from what was pending before it, and where they join, a name pending on one path is put in its

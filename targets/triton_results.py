@@ -64,11 +64,18 @@ class Known:
         return r.op in _IDENTITY and r.var in self.values and self.values[r.var] == _IDENTITY[r.op]
 
 
+def pair_names(r: ir.Reduction) -> list[tuple[str, ir.DType]]:
+    """The variables a reduction writes and their types (a pair's value, then its iteration)."""
+    return [(r.var, r.dtype), (r.loc, r.loc_dtype)] if r.loc else [(r.var, r.dtype)]
+
+
 def device_results(out: Lines, partials: list[ir.Reduction], pending: PendingScalars, known: Known) -> None:
     """Lines that reduce each reduction's partials on the device and combine them with its start
-    into ``NAME_out``, which becomes pending (no pair reductions: their join reads the host's pair)."""
-    assert not any(r.loc for r in partials)
-    groups = by_dtype(partials)
+    into ``NAME_out`` (a pair: ``NAME_out`` and ``LOC_out``), which become pending."""
+    for r in partials:
+        if r.loc:
+            pair_result(out, r, pending)
+    groups = by_dtype([r for r in partials if not r.loc])
     for dtype, group in groups.items():
         # a reduction starting from its identity is its result as it is
         sums = [f"{py_name(r.var)}_out" if known.is_identity(r) else f"{py_name(r.var)}_sum" for r in group]
@@ -90,6 +97,26 @@ def device_results(out: Lines, partials: list[ir.Reduction], pending: PendingSca
                 out(f"{v}_out = {_WITH_HOST[r.op].format(v=v, s=s)}")
             pending.add(r.var, r.dtype)
     known.written(ir.reduced(partials))
+
+
+def pair_result(out: Lines, r: ir.Reduction, pending: PendingScalars) -> None:
+    """A pair reduction's best pair over the programs, joined with its start pair on the device.
+    Programs cover the iterations in order, so the first program holding the best value
+    (``argmax``/``argmin`` return the first) holds its first iteration; the start pair loses to
+    an equal value only at a later iteration (``loc_first``)."""
+    v, loc = py_name(r.var), py_name(r.loc)
+    pick = "argmax" if r.op == "maxloc" else "argmin"
+    better = ">" if r.op == "maxloc" else "<"
+    earlier = "<" if r.loc_first == "min" else ">"
+    start, start_loc = (f"{n}_out" if name in pending.dtypes else n for name, n in ((r.var, v), (r.loc, loc)))
+    # a 1-element index: indexing with the 0-d result itself would wait for the GPU (``.item()``)
+    out(f"kt_at = {v}_part[0].{pick}().view(1)")
+    out(f"{v}_top, {loc}_top = {v}_part[:, kt_at].view(2)  # the programs' best pair, 0-d tensors")
+    out(f"kt_take = ({v}_top {better} {start}) | (({v}_top == {start}) & ({loc}_top {earlier} {start_loc}))")
+    out(f"{v}_out = torch.where(kt_take, {v}_top, {start})")
+    out(f"{loc}_out = torch.where(kt_take, {loc}_top.to({TORCH_DTYPE[r.loc_dtype]}), {start_loc})")
+    for name, dtype in pair_names(r):
+        pending.add(name, dtype)
 
 
 def pushed(name: str, dtype: ir.DType) -> str:

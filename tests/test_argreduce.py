@@ -226,24 +226,23 @@ def test_integer_and_single_precision_scans(tmp_path: Path, decl: str) -> None:
         assert got == in_order(values), (what, got)
 
 
-def test_triton_brings_the_start_back_with_the_pair() -> None:
-    """DMAX = |DX(1)| comes from a serial kernel: its value, and the pair's start copied from it,
-    are fetched only after the pair kernel is launched and the programs' pairs are joined on the
-    device, in the same copy as the chosen pair (one wait for the GPU); and alone in the branch
-    that launches no kernel."""
+def test_triton_joins_the_pair_with_its_start_on_the_device() -> None:
+    """DMAX = |DX(1)| comes from a serial kernel launched after the pair kernel, and the pair's
+    start is a copy of its tensor; the programs' pairs are joined with that start on the device, and
+    the IF that then picks IMAX becomes selects there: the launcher never waits for the GPU. The
+    branch that launches no pair kernel puts the start iteration in its tensor."""
     src = get_renderer("triton").render(_kernel()).source
     launcher = src[src.index("def scans("):]
     launch = launcher.index("scans_loop1[grid](")
-    join = launcher.index("kt_at = dmax_best_part[0].argmax().view(1)")
-    copy = launcher.index("dmax, dmax_best, dmax_best_top, i_first_top = torch.cat((dmax_out.view(1), "
-                          "dmax_best_out.view(1), dmax_best_part[:, kt_at].view(2))).tolist()")
+    serial = launcher.index("scans_serial1[(1,)](", launch)
+    join = launcher.index("kt_take = (dmax_best_top > dmax_best_out) | ((dmax_best_top == dmax_best_out) "
+                          "& (i_first_top < i_first))")
     assert "dmax_best_out = dmax_out" in launcher[:launch]  # the copy of the start copies its tensor
-    assert launch < join < copy and ".item()" not in launcher[launch:copy]
-    second = launcher.index("scans_loop2[grid](")
-    other = launcher.index("else:", copy)  # the branch that launches no kernel
-    for alone in ("dmax = float(dmax_out.item())", "dmax_best = float(dmax_best_out.item())"):
-        assert launcher.count(alone) == 1 and other < launcher.index(alone) < second
-    assert launcher[copy:second].count(".item()") == 2  # the branch without a kernel only
+    assert launch < serial < join
+    assert ".item()" not in launcher and ".tolist()" not in launcher
+    assert "imax_out = torch.where(kt_mask3, (i_first_out + 1), imax_out)" in launcher
+    other = launcher.index("else:", join)  # the branch that launches no kernel
+    assert launcher.index("i_first_out = torch.full((), i_first, dtype=torch.int32, device=dev)") > other
 
 
 def test_a_lane_updates_its_pair_without_the_tie_test() -> None:
