@@ -43,6 +43,7 @@ from targets.triton_results import (
     stmts_return,
 )
 from targets.triton_rows import RowEmitter, row_nest
+from targets.triton_scan import ScanEmitter, scan_segment
 from targets.triton_selects import assigned, device_assign, select_lines
 from targets.triton_serial import SerialEmitter
 from translate import ir
@@ -290,6 +291,12 @@ class _ModuleWriter:
                 out.lines.extend("    " * out.level + t for t in lines)
                 self.known.forget()
                 self.notes.append(f"{seg.name}: row program (tl.arange over the row, tl.sum/tl.max reductions)")
+            elif isinstance(seg, DeviceSerial) and (loop := scan_segment(seg)) is not None:
+                self.pending.fetch(seg.scalars_in)
+                text, lines = ScanEmitter(self.kernel, seg, loop, self.host).emit()
+                self.kernels.append(text)
+                out.lines.extend("    " * out.level + t for t in lines)
+                self.notes.append(f"{seg.name}: sum recurrence -> parallel prefix sum (tl.cumsum, three kernels)")
             elif isinstance(seg, HostBlock):
                 self.host_stmts(seg.stmts)
             elif isinstance(seg, HostIf):

@@ -210,6 +210,9 @@ class Loop:
     line: int = 0  # source line of the loop header
     # analysis: a serial loop whose one parallel loop inside may be moved outside (translate.interchange)
     swappable: bool = False
+    # a serial loop that is a sum recurrence x(i) = x(i - step) + e(i) (translate.scan): a
+    # target may run it as a parallel prefix sum
+    scan: bool = False
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,9 @@ kernel's body into segments:
   innermost body and its reductions: one device kernel.
 * ``DeviceSerial``: statements that touch arrays but are not parallel (a
   loop-carried recurrence, a single element update): one single-thread device
-  kernel. Scalars it writes that are read later are copied back.
+  kernel. Scalars it writes that are read later are copied back. A sum
+  recurrence (``ir.Loop.scan``, ``translate.scan``) is a ``DeviceSerial`` of its
+  own, named ``<routine>_scan<k>``: a target may run it as a prefix sum.
 * ``DeviceExtern``: an ``ir.Extern`` library operation (matmul, convolution)
   on whole arrays; a target renders it as a generated template or a library
   call, and may fuse the elementwise nest right after it into its epilogue.
@@ -48,7 +50,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 
-from translate import contraction, interchange, ir
+from translate import contraction, interchange, ir, scan
 from translate.irquery import (
     arrays_touched,
     count_refs,
@@ -137,6 +139,9 @@ class Schedule:
     matmul_library: bool = False
     # a matrix product written as loops runs as the tiled matmul (translate.contraction)
     contraction: bool = True
+    # a sum recurrence x(i) = x(i - 1) + e(i) runs as a parallel prefix sum where the target
+    # has one (translate.scan; Triton), not on one thread
+    scan: bool = True
 
     def describe(self) -> str:
         return ["as analysed", "outermost loop parallel only", "serial on the device"][self.level]
@@ -156,7 +161,8 @@ class Schedule:
                 + ("" if self.vectors else ", scalar accesses")
                 + ("" if self.row_pairs else ", one row per thread")
                 + (", register queues" if self.queues > 0 else ", no register queues" if self.queues < 0 else "")
-                + ("" if self.contraction else ", products as loops"))
+                + ("" if self.contraction else ", products as loops")
+                + ("" if self.scan else ", recurrences on one thread"))
 
 
 MAX_LEVEL = 2
@@ -227,6 +233,9 @@ def apply_schedule(kernel: ir.Kernel, schedule: Schedule) -> ir.Kernel:
         raise ValueError(f"schedule level {schedule.level} > {MAX_LEVEL}")
     if schedule.contraction:
         kernel = contraction.recognise(kernel)
+    if schedule.scan and schedule.level < MAX_LEVEL:
+        body = scan.recognise(kernel.body, kernel)
+        kernel = kernel if body is kernel.body else replace(kernel, body=body)
     if schedule.interchange and any(isinstance(n, ir.Loop) and n.swappable for s in kernel.body for n in ir.walk(s)):
         kernel = replace(kernel, body=interchange.apply(kernel.body))
     if schedule.level <= 0:
@@ -355,7 +364,7 @@ def partition(kernel: ir.Kernel) -> tuple[Segment, ...]:
 class _Partitioner:
     def __init__(self, kernel: ir.Kernel) -> None:
         self.kernel = kernel
-        self.counts = {"loop": 0, "serial": 0, "extern": 0}
+        self.counts = {"loop": 0, "serial": 0, "extern": 0, "scan": 0}
         self.params = {d.name for d in kernel.params}
         self.always_live = {
             d.name for d in kernel.params if isinstance(d, ir.Scalar) and d.intent.writes
@@ -408,6 +417,8 @@ class _Partitioner:
             elif kind == "extern":
                 assert isinstance(s, ir.Extern)
                 segs.append(DeviceExtern(self.name("extern"), s, s.line))
+            elif kind == "scan":  # a serial segment of its own: a target may run it as a prefix sum
+                segs.append(self.serial((s,), live, "scan"))
             elif kind == "nest":
                 assert isinstance(s, ir.Loop)
                 segs.append(self.nest(s, ()))
@@ -427,6 +438,8 @@ class _Partitioner:
             if not arrays_touched(s.cond) and (has_parallel(s) or has_exit(s)):
                 return "hostif"
         elif isinstance(s, ir.Loop) and not header_arrays(s):
+            if s.scan:
+                return "scan"
             if s.kind is ir.LoopKind.PARALLEL and not has_exit(s):
                 return "nest"
             if s.kind is ir.LoopKind.SERIAL and has_parallel(s) and self.hostable(s, live):
@@ -541,7 +554,7 @@ class _Partitioner:
             line=loop.line,
         )
 
-    def serial(self, stmts: tuple[ir.Stmt, ...], after: frozenset[str]) -> DeviceSerial:
+    def serial(self, stmts: tuple[ir.Stmt, ...], after: frozenset[str], kind: str = "serial") -> DeviceSerial:
         bound = many(stmts, loop_vars)
         writes = many(stmts, scalar_writes) - bound
         reads = many(stmts, scalar_reads) - bound
@@ -550,7 +563,7 @@ class _Partitioner:
         local_only = {n for n in writes | reads if n not in self.params and self._only_in(n, stmts)}
         scalars_in = ((reads | writes) - out - local_only) | (stride_scalars(self.kernel, arrays) - out)
         return DeviceSerial(
-            name=self.name("serial"),
+            name=self.name(kind),
             stmts=stmts,
             scalars_in=_order(scalars_in, self.kernel),
             scalars_out=_order(out, self.kernel),

@@ -1,0 +1,96 @@
+"""Sum recurrences (translate.scan) and their Triton prefix sums (targets.triton_scan): which loops are
+recognised, and the values against numpy's cumsum across many programs, more programs than the carry
+kernel scans at a time, a loop counting down and a term that is an expression."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from targets.base import get_renderer
+from targets.triton_scan import CARRY_BLOCK, SCAN_TILES
+from tests.test_targets_triton import F64, b, c, kern, ld, load_module, loop, rng, sc, t, v
+from translate import ir
+from translate.schedule import Schedule, apply_schedule, partition
+
+
+def recurrence(value: ir.Expr, start: int = 1, stop: ir.Expr | None = None, step: int = 1,
+               extra: tuple[ir.Decl, ...] = ()) -> ir.Kernel:
+    n = v("n")
+    body = (loop("i", start, n if stop is None else stop, (ir.Assign(ld("x", v("i")), value),), step=step,
+                 par=False),)
+    params = (sc("n"), ir.Array("y", F64, (n,)), ir.Array("x", F64, (n,), intent=ir.Intent.INOUT), *extra)
+    return kern("rec", params, body)
+
+
+def marked(k: ir.Kernel) -> bool:
+    return any(isinstance(s, ir.Loop) and s.scan for s in apply_schedule(k, Schedule()).body)
+
+
+def test_which_loops_are_sum_recurrences() -> None:
+    i = v("i")
+    prev, here, y = ld("x", b("sub", i, c(1))), ld("x", i), ld("y", i)
+    assert marked(recurrence(b("add", prev, y)))  # X(I) = X(I-1) + Y(I)
+    assert marked(recurrence(b("add", y, prev)))  # X(I) = Y(I) + X(I-1)
+    assert marked(recurrence(b("sub", prev, b("mul", c(2.0), y))))  # X(I) = X(I-1) - 2*Y(I)
+    # counting down: X(I) = X(I+1) + Y(I)
+    assert marked(recurrence(b("add", ld("x", b("add", i, c(1))), y), start=5, stop=c(-1), step=-1))
+    assert not marked(recurrence(b("add", b("mul", y, prev), y)))  # X(I) = Y(I)*X(I-1) + Y(I): not a sum
+    assert not marked(recurrence(b("add", ld("x", b("sub", i, c(2))), y)))  # two back
+    assert not marked(recurrence(b("add", prev, here)))  # the term reads the array
+    assert not marked(recurrence(b("sub", y, prev)))  # Y(I) - X(I-1)
+    # counting up, reading the next element: not the previous iteration's
+    assert not marked(recurrence(b("add", ld("x", b("add", i, c(1))), y)))
+    # at schedule level 2 everything runs in order
+    assert not any(isinstance(s, ir.Loop) and s.scan for s in apply_schedule(recurrence(b("add", prev, y)),
+                                                                              Schedule(level=2)).body)
+
+
+def test_a_recurrence_is_a_segment_of_its_own() -> None:
+    """X(1) = Y(1) before the loop stays a serial kernel; the loop is ``rec_scan1``, and the targets
+    without a prefix sum render it in order."""
+    i = v("i")
+    k = recurrence(b("add", ld("x", b("sub", i, c(1))), ld("y", i)))
+    k = kern("rec", k.params, (ir.Assign(ld("x", c(0)), ld("y", c(0))), *k.body))
+    names = [getattr(s, "name", "") for s in partition(apply_schedule(k, Schedule()))]
+    assert names == ["rec_serial1", "rec_scan1"]
+    cuda = get_renderer("cuda").render(k).source
+    assert "rec_scan1" in cuda and "for (" in cuda
+    assert "scan1_totals" in get_renderer("triton").render(k).source
+
+
+@pytest.mark.parametrize(("n", "block"), [(1, 16), (2, 16), (200, 16), (SCAN_TILES * 16 * (CARRY_BLOCK + 3) + 5, 16)])
+def test_the_prefix_sum_matches_cumsum(tmp_path: Path, n: int, block: int) -> None:
+    """X(1) given, X(I) = X(I-1) + 0.5*Y(I) + Z: numpy's cumsum on every size, the last one with more
+    programs than the carry kernel takes at once."""
+    i = v("i")
+    value = b("add", ld("x", b("sub", i, c(1))), b("add", b("mul", c(0.5), ld("y", i)), v("z", F64)))
+    k = recurrence(value, extra=(sc("z", F64),))
+    mod, src = load_module(k, tmp_path)
+    assert "rec_scan1_carries" in src
+    y = rng(7).standard_normal(n)
+    x = np.zeros(n)
+    x[0] = 1.25
+    tx = t(x)
+    mod.rec(n, t(y), tx, 0.75, block=block)
+    want = np.concatenate([[1.25], 1.25 + np.cumsum(0.5 * y[1:] + 0.75)])
+    np.testing.assert_allclose(tx.cpu().numpy(), want, rtol=1e-12, atol=1e-12)
+
+
+def test_the_prefix_sum_counting_down(tmp_path: Path) -> None:
+    """DO I = N-1, 1, -1: X(I) = X(I+1) + Y(I) from X(N) given."""
+    i, n = v("i"), v("n")
+    k = recurrence(b("add", ld("x", b("add", i, c(1))), ld("y", i)), start=0, stop=c(-1), step=-1)
+    k = kern("rec", k.params, (ir.Loop("i", b("sub", n, c(2)), c(-1), c(-1), k.body[0].body, line=10),))
+    mod, src = load_module(k, tmp_path)
+    assert "rec_scan1" in src
+    m = 3000
+    y = rng(8).standard_normal(m)
+    x = np.zeros(m)
+    x[-1] = -2.0
+    tx = t(x)
+    mod.rec(m, t(y), tx, block=16)
+    want = np.concatenate([(-2.0 + np.cumsum(y[:-1][::-1]))[::-1], [-2.0]])
+    np.testing.assert_allclose(tx.cpu().numpy(), want, rtol=1e-12, atol=1e-12)
