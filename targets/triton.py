@@ -293,10 +293,12 @@ class _ModuleWriter:
                 self.notes.append(f"{seg.name}: row program (tl.arange over the row, tl.sum/tl.max reductions)")
             elif isinstance(seg, DeviceSerial) and (loop := scan_segment(seg)) is not None:
                 self.pending.fetch(seg.scalars_in)
-                text, lines = ScanEmitter(self.kernel, seg, loop, self.host).emit()
+                scanner = ScanEmitter(self.kernel, seg, loop, self.host)
+                text, lines = scanner.emit()
+                self.device_helpers |= scanner.dev.helpers
                 self.kernels.append(text)
                 out.lines.extend("    " * out.level + t for t in lines)
-                self.notes.append(f"{seg.name}: sum recurrence -> parallel prefix sum (tl.cumsum, three kernels)")
+                self.notes.append(f"{seg.name}: linear recurrence -> parallel scan (three kernels)")
             elif isinstance(seg, HostBlock):
                 self.host_stmts(seg.stmts)
             elif isinstance(seg, HostIf):

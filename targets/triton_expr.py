@@ -56,7 +56,8 @@ RESERVED = frozenset({
     "len", "print", "pid", "offs", "mask", "rem", "BLOCK", "block", "dict", "object", "ord",
     "dev", "grid", "rows", "chunk", "chunks", "lanes", "partials", "kt_at",  # the launchers' own locals
     "lane", "across", "down", "first", "live", "run", "in_plane", "zero_lanes", "tile", "part",  # kernels' locals
-    "kt_top", "kt_k", "kt_terms", "kt_carry", "kt_totals", "kt_sums", "kt_p",  # targets.triton_scan
+    "kt_top", "kt_k", "kt_terms", "kt_carry", "kt_totals", "kt_sums", "kt_p",
+    "kt_a", "kt_ta", "kt_mul",  # targets.triton_scan
     "WIDTH", "ROWS", "PLANES", "TILES", "CHUNK",
 })
 

@@ -7,6 +7,12 @@ two literals in fp32)."""
 from __future__ import annotations
 
 DEVICE_HELPERS: dict[str, str] = {
+    "_kt_affine": '''
+@triton.jit
+def _kt_affine(a, b, c, d):
+    """Combine function of a linear recurrence's scan: x -> a*x + b, then x -> c*x + d."""
+    return a * c, b * c + d
+''',
     "_kt_mul": '''
 @triton.jit
 def _kt_mul(a, b):

@@ -1,23 +1,26 @@
-"""A sum recurrence (``translate.scan``) as a parallel prefix sum in three Triton kernels.
+"""A linear recurrence (``translate.scan``) as a parallel scan in three Triton kernels.
 
-``X(f(i)) = X(f(i - step)) + E(i)`` over ``trip`` iterations, the iterations cut into programs of
-``TILES`` blocks: (1) ``NAME_totals``: each program's sum of its terms; (2) ``NAME_carries``, one
-program: the running value after each program, from the element before the first iteration
-(``tl.cumsum`` over the programs' sums, in blocks); (3) ``NAME``: each program's prefix sums of its
-terms (``tl.cumsum``) from the value before its first iteration, stored. The terms are read twice
-and the array written once (three passes where the loop makes two); only the order of the additions
-differs from the loop's."""
+``X(f(i)) = A(i) * X(f(i - step)) + B(i)`` over ``trip`` iterations, cut into programs of ``TILES``
+blocks: (1) ``NAME_totals``: each program's composed map (a sum where ``A`` is 1); (2)
+``NAME_carries``, one program: the value after each program's iterations, from the element before
+the first (a scan over the programs' maps, in blocks); (3) ``NAME``: each program's scan of its
+maps (``tl.cumsum``, or ``tl.associative_scan`` with ``_kt_affine``) applied to the value before
+its first iteration, stored. The coefficients are read twice and the array written once (three
+passes where the loop makes two); only the order of the operations differs from the loop's. Lanes
+past the end hold the identity map, so a block's last lane holds the value after its last
+iteration."""
 
 from __future__ import annotations
 
-from targets.triton_expr import TORCH_DTYPE, HostExpr, dev_dtype, py_name
+from targets.triton_expr import TORCH_DTYPE, HostExpr, dev_dtype, literal, py_name
 from targets.triton_kernels import Lines, _Emitter
 from translate import ir, scan
 from translate.schedule import DeviceSerial
 from translate.simplify import const_int
 
 SCAN_TILES = 8  # blocks per program
-CARRY_BLOCK = 1024  # the programs' sums the carry kernel scans at a time
+CARRY_BLOCK = 1024  # the programs' maps the carry kernel scans at a time
+_LAST = "tl.sum(tl.where(tl.arange(0, BLOCK) == BLOCK - 1, {v}, {zero}), axis=0)"  # the block's last lane
 
 
 def scan_segment(seg: DeviceSerial) -> ir.Loop | None:
@@ -31,82 +34,104 @@ class ScanEmitter(_Emitter):
     def __init__(self, kernel: ir.Kernel, seg: DeviceSerial, loop: ir.Loop, host: HostExpr) -> None:
         super().__init__(kernel)
         self.seg, self.loop, self.host = seg, loop, host
-        self.store, self.prev, self.term = scan.parts(loop)
+        self.store, self.prev, self.mul, self.add = scan.parts(loop)
         self.dtype = kernel.param(self.store.array).dtype
         self.dev.vector = {loop.var}
+        self.zero, self.one = literal(0, self.dtype, True), literal(1, self.dtype, True)
 
     def emit(self) -> tuple[str, list[str]]:
         """The three kernels' source and the launcher's lines."""
         seg, loop = self.seg, self.loop
         self.add_arrays(seg.arrays)
         self.add_scalars(seg.scalars_in)
-        step = const_int(loop.step)
-        var = py_name(loop.var)
+        var, dt, zero = py_name(loop.var), dev_dtype(self.dtype), self.zero
         start = self.dev.typed(loop.start, ir.DType.I64)
-        at_k = f"{var} = {start} + kt_k" if step == 1 else f"{var} = {start} - kt_k"
-        dt, arr = dev_dtype(self.dtype), py_name(self.store.array)
-        zero = "0.0" if self.dtype.is_float else "0"
+        arr = py_name(self.store.array)
         first = tuple(ir.substitute(i, {loop.var: loop.start}) for i in self.prev.index)
         before = f"tl.load({arr} + {self.dev.offset(self.prev.array, first)})"  # the element before the first
-        where = f"{self.kernel.origin.path}:{loop.line}" if loop.line else str(self.kernel.origin)
         self.dev.mask = "mask"
-        term = f"tl.where(mask, {self.dev.typed(self.term, self.dtype)}, {zero})"
         stored = f"{arr} + {self.dev.offset(self.store.array, self.store.index)}"
-        params = ", ".join(self.params)
-        texts = []
-
-        def kernel(name: str, extra: str, doc: str, lines: list[str]) -> None:
-            out = Lines()
-            out("@triton.jit")
-            out(f"def {name}({params}, kt_trip, kt_totals, {extra}):")
-            out.level = 1
-            out(f'"""{doc}"""')
-            for line in self.prologue + lines:
-                out(line)
-            texts.append(out.text())
-
-        tiles = [
-            "for tile in tl.static_range(TILES):",
-            "    kt_k = (pid * TILES + tile) * BLOCK + tl.arange(0, BLOCK)",
-            "    mask = kt_k < kt_trip",
-            f"    {at_k}",
-            f"    kt_terms = {term}",
+        where = f"{self.kernel.origin.path}:{loop.line}" if loop.line else str(self.kernel.origin)
+        tiles = ["for tile in tl.static_range(TILES):",
+                 "    kt_k = (pid * TILES + tile) * BLOCK + tl.arange(0, BLOCK)",
+                 "    mask = kt_k < kt_trip",
+                 f"    {var} = {start} {'+' if const_int(loop.step) == 1 else '-'} kt_k",
+                 f"    kt_terms = {self.coefficient(self.add, zero)}"]
+        previous = f"tl.load(kt_totals + pid - 1, mask=pid > 0, other={zero})"  # the program before's last value
+        start_carry = f"kt_carry = tl.where(pid > 0, {previous}, {before})"
+        if self.mul is None:  # a prefix sum
+            totals = [f"kt_carry = tl.zeros([], {dt})", *tiles, "    kt_carry += tl.sum(kt_terms, axis=0)",
+                      "tl.store(kt_totals + pid, kt_carry)"]
+            carries = [f"kt_sums = tl.load(kt_totals + kt_p, mask=kt_p < kt_programs, other={zero})",
+                       "tl.store(kt_totals + kt_p, tl.cumsum(kt_sums, axis=0) + kt_carry, mask=kt_p < kt_programs)",
+                       "kt_carry += tl.sum(kt_sums, axis=0)"]
+            stores = [start_carry, *tiles, f"    tl.store({stored}, tl.cumsum(kt_terms, axis=0) + kt_carry, mask=mask)",
+                      "    kt_carry += tl.sum(kt_terms, axis=0)"]
+        else:
+            self.dev.helpers.add("_kt_affine")
+            scanned = [f"    kt_a = {self.coefficient(self.mul, self.one)}",
+                       "    kt_a, kt_terms = tl.associative_scan((kt_a, kt_terms), 0, _kt_affine)"]
+            last_a, last_b = (_LAST.format(v=v, zero=zero) for v in ("kt_a", "kt_terms"))
+            totals = [f"kt_mul = tl.full([], {self.one}, {dt})", f"kt_carry = tl.zeros([], {dt})", *tiles, *scanned,
+                      f"    kt_ta = {last_a}", f"    kt_carry = kt_carry * kt_ta + {last_b}",
+                      "    kt_mul = kt_mul * kt_ta",
+                      "tl.store(kt_totals + pid, kt_mul)", "tl.store(kt_totals + tl.num_programs(0) + pid, kt_carry)"]
+            carries = [f"kt_a = tl.load(kt_totals + kt_p, mask=kt_p < kt_programs, other={self.one})",
+                       f"kt_sums = tl.load(kt_totals + kt_programs + kt_p, mask=kt_p < kt_programs, other={zero})",
+                       "kt_a, kt_sums = tl.associative_scan((kt_a, kt_sums), 0, _kt_affine)",
+                       "kt_sums = kt_a * kt_carry + kt_sums",
+                       "tl.store(kt_totals + kt_p, kt_sums, mask=kt_p < kt_programs)",
+                       f"kt_carry = {_LAST.format(v='kt_sums', zero=zero)}"]
+            stores = [start_carry, *tiles, *scanned, "    kt_terms = kt_a * kt_carry + kt_terms",
+                      f"    tl.store({stored}, kt_terms, mask=mask)",
+                      f"    kt_carry = {_LAST.format(v='kt_terms', zero=zero)}"]
+        what = "prefix sum" if self.mul is None else "scan"
+        texts = [
+            self.kernel_text(f"{seg.name}_totals", "BLOCK: tl.constexpr, TILES: tl.constexpr",
+                             f"Parallel {what} of the recurrence at {where}, step 1 of 3: each program's "
+                             + ("sum of its terms." if self.mul is None else "composed map."),
+                             ["pid = tl.program_id(0).to(tl.int64)", *totals]),
+            self.kernel_text(f"{seg.name}_carries", "kt_programs, BLOCK: tl.constexpr",
+                             "Step 2 of 3 (one program): the value after each program's iterations, from the "
+                             "element before the first.",
+                             [f"kt_carry = {before}", "for first in range(0, kt_programs, BLOCK):",
+                              "    kt_p = first + tl.arange(0, BLOCK)", *("    " + c for c in carries)]),
+            self.kernel_text(seg.name, "BLOCK: tl.constexpr, TILES: tl.constexpr",
+                             f"Step 3 of 3: each program's {what} from the value before its first iteration, "
+                             f"stored (the recurrence at {where}).",
+                             ["pid = tl.program_id(0).to(tl.int64)", *stores]),
         ]
-        kernel(f"{seg.name}_totals", "BLOCK: tl.constexpr, TILES: tl.constexpr",
-               f"Prefix sum of the recurrence at {where}, step 1 of 3: each program's sum of its terms.",
-               ["pid = tl.program_id(0).to(tl.int64)", f"kt_carry = tl.zeros([], {dt})", *tiles,
-                "    kt_carry += tl.sum(kt_terms, axis=0)", "tl.store(kt_totals + pid, kt_carry)"])
-        kernel(f"{seg.name}_carries", "kt_programs, BLOCK: tl.constexpr",
-               "Step 2 of 3 (one program): the value after each program's iterations, from the element "
-               "before the first.",
-               [f"kt_carry = {before}",
-                "for first in range(0, kt_programs, BLOCK):",
-                "    kt_p = first + tl.arange(0, BLOCK)",
-                f"    kt_sums = tl.load(kt_totals + kt_p, mask=kt_p < kt_programs, other={zero})",
-                "    tl.store(kt_totals + kt_p, tl.cumsum(kt_sums, axis=0) + kt_carry, mask=kt_p < kt_programs)",
-                "    kt_carry += tl.sum(kt_sums, axis=0)"])
-        kernel(seg.name, "BLOCK: tl.constexpr, TILES: tl.constexpr",
-               f"Step 3 of 3: each program's prefix sums of its terms from the value before its first "
-               f"iteration, stored (the recurrence at {where}).",
-               ["pid = tl.program_id(0).to(tl.int64)",
-                f"kt_carry = tl.where(pid > 0, tl.load(kt_totals + pid - 1, mask=pid > 0, other={zero}), {before})",
-                *tiles,
-                f"    tl.store({stored}, tl.cumsum(kt_terms, axis=0) + kt_carry, mask=mask)",
-                "    kt_carry += tl.sum(kt_terms, axis=0)"])
-        args = ", ".join(self.launch_args)
-        trip = f"{var}_trip"
-        lines = [
-            f"# {seg.name}: the sum recurrence at {where} as a parallel prefix sum (three kernels)",
-            f"{trip} = {self.host_trip()}",
+        return "\n\n".join(texts), self.launch_lines(what, where)
+
+    def coefficient(self, e: ir.Expr | None, identity: str) -> str:
+        """``A(i)`` or ``B(i)`` on the lanes, the identity past the end (and where there is none)."""
+        if e is None:
+            return f"tl.full([BLOCK], {identity}, {dev_dtype(self.dtype)})"
+        return f"tl.where(mask, {self.dev.typed(e, self.dtype)}, {identity})"
+
+    def kernel_text(self, name: str, extra: str, doc: str, lines: list[str]) -> str:
+        out = Lines()
+        out("@triton.jit")
+        out(f"def {name}({', '.join(self.params)}, kt_trip, kt_totals, {extra}):")
+        out.level = 1
+        out(f'"""{doc}"""')
+        for line in self.prologue + lines:
+            out(line)
+        return out.text()
+
+    def launch_lines(self, what: str, where: str) -> list[str]:
+        seg, args = self.seg, ", ".join(self.launch_args)
+        trip = f"{py_name(self.loop.var)}_trip"
+        rows = "grid[0]" if self.mul is None else "(2, grid[0])"  # the programs' sums, or their maps' two rows
+        start, stop = self.host(self.loop.start), self.host(self.loop.stop)
+        count = f"max(0, {stop} - {start})" if const_int(self.loop.step) == 1 else f"max(0, {start} - {stop})"
+        return [
+            f"# {seg.name}: the recurrence at {where} as a parallel {what} (three kernels)",
+            f"{trip} = {count}",
             f"if {trip} > 0:",
             f"    grid = (triton.cdiv({trip}, block * {SCAN_TILES}),)",
-            f"    kt_totals = torch.empty(grid[0], dtype={TORCH_DTYPE[self.dtype]}, device=dev)",
+            f"    kt_totals = torch.empty({rows}, dtype={TORCH_DTYPE[self.dtype]}, device=dev)",
             f"    {seg.name}_totals[grid]({args}, {trip}, kt_totals, BLOCK=block, TILES={SCAN_TILES})",
             f"    {seg.name}_carries[(1,)]({args}, {trip}, kt_totals, grid[0], BLOCK={CARRY_BLOCK})",
             f"    {seg.name}[grid]({args}, {trip}, kt_totals, BLOCK=block, TILES={SCAN_TILES})",
         ]
-        return "\n\n".join(texts), lines
-
-    def host_trip(self) -> str:
-        start, stop = self.host(self.loop.start), self.host(self.loop.stop)
-        return f"max(0, {stop} - {start})" if const_int(self.loop.step) == 1 else f"max(0, {start} - {stop})"

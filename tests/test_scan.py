@@ -1,6 +1,6 @@
-"""Sum recurrences (translate.scan) and their Triton prefix sums (targets.triton_scan): which loops are
-recognised, and the values against numpy's cumsum across many programs, more programs than the carry
-kernel scans at a time, a loop counting down and a term that is an expression."""
+"""Linear recurrences (translate.scan) and their Triton scans (targets.triton_scan): which loops are
+recognised, and the values against numpy (a prefix sum) and the loop run in order (affine maps) across
+many programs, more programs than the carry kernel scans at a time, and loops counting down."""
 
 from __future__ import annotations
 
@@ -37,10 +37,13 @@ def test_which_loops_are_sum_recurrences() -> None:
     assert marked(recurrence(b("sub", prev, b("mul", c(2.0), y))))  # X(I) = X(I-1) - 2*Y(I)
     # counting down: X(I) = X(I+1) + Y(I)
     assert marked(recurrence(b("add", ld("x", b("add", i, c(1))), y), start=5, stop=c(-1), step=-1))
-    assert not marked(recurrence(b("add", b("mul", y, prev), y)))  # X(I) = Y(I)*X(I-1) + Y(I): not a sum
+    assert marked(recurrence(b("add", b("mul", y, prev), y)))  # X(I) = Y(I)*X(I-1) + Y(I): affine
+    assert marked(recurrence(b("sub", y, prev)))  # Y(I) - X(I-1): a = -1
+    assert marked(recurrence(b("mul", prev, y)))  # a product: b = 0
     assert not marked(recurrence(b("add", ld("x", b("sub", i, c(2))), y)))  # two back
     assert not marked(recurrence(b("add", prev, here)))  # the term reads the array
-    assert not marked(recurrence(b("sub", y, prev)))  # Y(I) - X(I-1)
+    assert not marked(recurrence(b("mul", prev, prev)))  # the previous element twice: not affine
+    assert not marked(recurrence(b("div", y, prev, F64)))  # Y(I) / X(I-1): not affine
     # counting up, reading the next element: not the previous iteration's
     assert not marked(recurrence(b("add", ld("x", b("add", i, c(1))), y)))
     # at schedule level 2 everything runs in order
@@ -94,3 +97,36 @@ def test_the_prefix_sum_counting_down(tmp_path: Path) -> None:
     mod.rec(m, t(y), tx, block=16)
     want = np.concatenate([(-2.0 + np.cumsum(y[:-1][::-1]))[::-1], [-2.0]])
     np.testing.assert_allclose(tx.cpu().numpy(), want, rtol=1e-12, atol=1e-12)
+
+
+def affine_loop(n: int, x0: float, a: np.ndarray, d: np.ndarray, down: bool) -> np.ndarray:
+    """X(I) = D(I) - A(I)*X(I -/+ 1) run in order from X(1) (or X(N) counting down)."""
+    x = np.zeros(n)
+    order = range(n - 2, -1, -1) if down else range(1, n)
+    x[n - 1 if down else 0] = x0
+    for k in order:
+        x[k] = d[k] - a[k] * x[k + 1 if down else k - 1]
+    return x
+
+
+@pytest.mark.parametrize(("n", "down"), [(2, False), (300, False), (SCAN_TILES * 16 * (CARRY_BLOCK + 3) + 5, False),
+                                         (3000, True)])
+def test_an_affine_recurrence_matches_the_loop(tmp_path: Path, n: int, down: bool) -> None:
+    """X(I) = D(I) - A(I)*X(I-1) (tridag's back substitution counting down: X(I+1)), |A| < 1: the loop
+    run in order, on both directions and with more programs than the carry kernel takes at once."""
+    i, nn = v("i"), v("n")
+    prev = ld("x", b("add", i, c(1)) if down else b("sub", i, c(1)))
+    value = b("sub", ld("d", i), b("mul", ld("a", i), prev))
+    body = (ir.Loop("i", b("sub", nn, c(2)) if down else c(1), c(-1) if down else nn, c(-1 if down else 1),
+                    (ir.Assign(ld("x", i), value),), line=10),)
+    params = (sc("n"), ir.Array("a", F64, (nn,)), ir.Array("d", F64, (nn,)),
+              ir.Array("x", F64, (nn,), intent=ir.Intent.INOUT))
+    mod, src = load_module(kern("affine", params, body), tmp_path)
+    assert "tl.associative_scan((kt_a, kt_terms), 0, _kt_affine)" in src
+    g = rng(9)
+    a, d = g.uniform(-0.9, 0.9, n), g.standard_normal(n)
+    x = np.zeros(n)
+    x[n - 1 if down else 0] = 0.5
+    tx = t(x)
+    mod.affine(n, t(a), t(d), tx, block=16)
+    np.testing.assert_allclose(tx.cpu().numpy(), affine_loop(n, 0.5, a, d, down), rtol=1e-10, atol=1e-12)

@@ -210,8 +210,8 @@ class Loop:
     line: int = 0  # source line of the loop header
     # analysis: a serial loop whose one parallel loop inside may be moved outside (translate.interchange)
     swappable: bool = False
-    # a serial loop that is a sum recurrence x(i) = x(i - step) + e(i) (translate.scan): a
-    # target may run it as a parallel prefix sum
+    # a serial loop that is a linear recurrence x(i) = a(i) * x(i - step) + b(i) (translate.scan):
+    # a target may run it as a parallel scan
     scan: bool = False
 
 

@@ -15,9 +15,9 @@ kernel's body into segments:
   innermost body and its reductions: one device kernel.
 * ``DeviceSerial``: statements that touch arrays but are not parallel (a
   loop-carried recurrence, a single element update): one single-thread device
-  kernel. Scalars it writes that are read later are copied back. A sum
+  kernel. Scalars it writes that are read later are copied back. A linear
   recurrence (``ir.Loop.scan``, ``translate.scan``) is a ``DeviceSerial`` of its
-  own, named ``<routine>_scan<k>``: a target may run it as a prefix sum.
+  own, named ``<routine>_scan<k>``: a target may run it as a parallel scan.
 * ``DeviceExtern``: an ``ir.Extern`` library operation (matmul, convolution)
   on whole arrays; a target renders it as a generated template or a library
   call, and may fuse the elementwise nest right after it into its epilogue.
@@ -139,7 +139,7 @@ class Schedule:
     matmul_library: bool = False
     # a matrix product written as loops runs as the tiled matmul (translate.contraction)
     contraction: bool = True
-    # a sum recurrence x(i) = x(i - 1) + e(i) runs as a parallel prefix sum where the target
+    # a linear recurrence x(i) = a(i) * x(i - 1) + b(i) runs as a parallel scan where the target
     # has one (translate.scan; Triton), not on one thread
     scan: bool = True
 
@@ -417,7 +417,7 @@ class _Partitioner:
             elif kind == "extern":
                 assert isinstance(s, ir.Extern)
                 segs.append(DeviceExtern(self.name("extern"), s, s.line))
-            elif kind == "scan":  # a serial segment of its own: a target may run it as a prefix sum
+            elif kind == "scan":  # a serial segment of its own: a target may run it as a parallel scan
                 segs.append(self.serial((s,), live, "scan"))
             elif kind == "nest":
                 assert isinstance(s, ir.Loop)
