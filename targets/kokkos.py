@@ -16,7 +16,7 @@ from targets.c_extern import conv_unsupported, kokkos_matmul_function
 from targets.cmake import kokkos_cmake
 from targets.cstyle import CStyleRenderer, cname
 from targets.kokkos_rows import team_function, team_row_nest
-from translate import ir
+from translate import ir, scan
 from translate.ir import DType
 from translate.schedule import (
     DeviceExtern,
@@ -28,8 +28,10 @@ from translate.schedule import (
     host_scalars,
     scalar_reads,
     scalar_writes,
+    scan_segment,
     walk_segments,
 )
+from translate.simplify import const_int, simplify
 
 _REDUCERS = {"add": "Sum", "mul": "Prod", "max": "Max", "min": "Min"}
 
@@ -313,6 +315,10 @@ class KokkosRenderer(CStyleRenderer):
 
     def serial_function(self, buf: CodeBuffer, seg: DeviceSerial) -> None:
         self.current = seg.stmts
+        loop = scan_segment(seg)
+        if loop is not None and scan.parts(loop)[2] is None:
+            self.prefix_sum(buf, seg, loop)
+            return
         writes = _scalar_writes(seg.stmts)
         scalars_in = self.used_scalars(seg.scalars_in, seg.stmts)
         renamed = [s for s in scalars_in if s in writes]
@@ -335,6 +341,27 @@ class KokkosRenderer(CStyleRenderer):
                     buf.line(f"{self.var(s)}_d() = {self.var(s)};")
             for s in seg.scalars_out:
                 buf.line(f"Kokkos::deep_copy({self.var(s)}, {self.var(s)}_d);")
+
+    def prefix_sum(self, buf: CodeBuffer, seg: DeviceSerial, loop: ir.Loop) -> None:
+        """A sum recurrence (``translate.scan``) as ``Kokkos::parallel_scan``: each iteration adds its
+        term to the running partial, and the final pass stores the element before the first plus it."""
+        store, prev, _, term = scan.parts(loop)
+        assert term is not None
+        first = ir.Load(prev.array, tuple(simplify(ir.substitute(i, {loop.var: loop.start})) for i in prev.index),
+                        prev.dtype)
+        ct = self.ctype(self.array(store.array).dtype)
+        params = self.seg_params(seg.arrays, self.used_scalars(seg.scalars_in, seg.stmts))
+        buf.line(f"// {seg.name}: the prefix sum at {self.where(seg.line)} (Kokkos::parallel_scan)")
+        with buf.block(self.signature(f"void {seg.name}", params)):
+            buf.line(f"const int kt_count = {self.trip(loop)};")
+            buf.line(f'Kokkos::parallel_scan("{seg.name}", Kokkos::RangePolicy<>(0, kt_count),')
+            with buf.indent(), buf.block(f"KOKKOS_LAMBDA(const int kt_k, {ct}& kt_partial, const bool kt_final)",
+                                         closer="});"):
+                sign = "+" if const_int(loop.step) == 1 else "-"
+                buf.line(f"const int {self.var(loop.var)} = {self.expr(loop.start)} {sign} kt_k;")
+                buf.line(f"kt_partial += {self.expr(term)};")
+                with buf.block("if (kt_final)"):
+                    buf.line(f"{self.expr(store)} = {self.expr(first)} + kt_partial;")
 
     # ------------------------------------------------------------- launches
 

@@ -43,7 +43,7 @@ from targets.triton_results import (
     stmts_return,
 )
 from targets.triton_rows import RowEmitter, row_nest
-from targets.triton_scan import ScanEmitter, scan_segment
+from targets.triton_scan import ScanEmitter
 from targets.triton_selects import assigned, device_assign, select_lines
 from targets.triton_serial import SerialEmitter
 from translate import ir
@@ -57,6 +57,7 @@ from translate.schedule import (
     HostLoop,
     Schedule,
     Segment,
+    scan_segment,
     walk_segments,
 )
 

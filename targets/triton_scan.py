@@ -23,13 +23,6 @@ CARRY_BLOCK = 1024  # the programs' maps the carry kernel scans at a time
 _LAST = "tl.sum(tl.where(tl.arange(0, BLOCK) == BLOCK - 1, {v}, {zero}), axis=0)"  # the block's last lane
 
 
-def scan_segment(seg: DeviceSerial) -> ir.Loop | None:
-    """The recurrence a serial segment runs, where the segment is one marked loop."""
-    if len(seg.stmts) == 1 and isinstance(seg.stmts[0], ir.Loop) and seg.stmts[0].scan:
-        return seg.stmts[0]
-    return None
-
-
 class ScanEmitter(_Emitter):
     def __init__(self, kernel: ir.Kernel, seg: DeviceSerial, loop: ir.Loop, host: HostExpr) -> None:
         super().__init__(kernel)

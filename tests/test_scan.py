@@ -4,13 +4,17 @@ many programs, more programs than the carry kernel scans at a time, and loops co
 
 from __future__ import annotations
 
+import ctypes
+import subprocess
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from targets import kokkos as kokkos_target
 from targets.base import get_renderer
 from targets.triton_scan import CARRY_BLOCK, SCAN_TILES
+from tests.test_targets_cstyle import HAVE_KOKKOS
 from tests.test_targets_triton import F64, b, c, kern, ld, load_module, loop, rng, sc, t, v
 from translate import ir
 from translate.schedule import Schedule, apply_schedule, partition
@@ -62,6 +66,10 @@ def test_a_recurrence_is_a_segment_of_its_own() -> None:
     cuda = get_renderer("cuda").render(k).source
     assert "rec_scan1" in cuda and "for (" in cuda
     assert "scan1_totals" in get_renderer("triton").render(k).source
+    kokkos = get_renderer("kokkos").render(k).source  # a prefix sum: Kokkos::parallel_scan
+    assert 'Kokkos::parallel_scan("rec_scan1"' in kokkos and "x(i) = x(0) + kt_partial;" in kokkos
+    affine = recurrence(b("add", b("mul", ld("y", i), ld("x", b("sub", i, c(1)))), ld("y", i)))
+    assert "parallel_scan" not in get_renderer("kokkos").render(affine).source  # affine maps: in order
 
 
 @pytest.mark.parametrize(("n", "block"), [(1, 16), (2, 16), (200, 16), (SCAN_TILES * 16 * (CARRY_BLOCK + 3) + 5, 16)])
@@ -130,3 +138,24 @@ def test_an_affine_recurrence_matches_the_loop(tmp_path: Path, n: int, down: boo
     tx = t(x)
     mod.affine(n, t(a), t(d), tx, block=16)
     np.testing.assert_allclose(tx.cpu().numpy(), affine_loop(n, 0.5, a, d, down), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.skipif(not HAVE_KOKKOS, reason="Kokkos headers or g++ not found")
+def test_kokkos_parallel_scan_matches_cumsum(tmp_path: Path) -> None:
+    """X(1) = Y(1), then X(I) = X(I-1) + Y(I) compiled with Kokkos (parallel_scan, Serial here)."""
+    i = v("i")
+    k = recurrence(b("add", ld("x", b("sub", i, c(1))), ld("y", i)))
+    k = kern("rec", k.params, (ir.Assign(ld("x", c(0)), ld("y", c(0))), *k.body))
+    rendered = get_renderer("kokkos").render(k)
+    assert "Kokkos::parallel_scan" in rendered.source
+    rendered.write(tmp_path)
+    src = tmp_path / rendered.entry
+    lib = src.with_suffix(".so")
+    res = subprocess.run(kokkos_target.compile_command(src, lib), capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0, res.stderr[-4000:]
+    f = ctypes.CDLL(str(lib)).kt_rec
+    f.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p]
+    y = rng(10).standard_normal(5000)
+    x = np.zeros_like(y)
+    f(len(y), y.ctypes.data, x.ctypes.data)
+    np.testing.assert_allclose(x, np.cumsum(y), rtol=1e-12, atol=1e-12)

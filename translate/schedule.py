@@ -328,6 +328,13 @@ def host_scalars(kernel: ir.Kernel, segments: Iterable[Segment]) -> tuple[str, .
     return tuple(n for n in locals_ if n in used and n not in host_loop_vars)
 
 
+def scan_segment(seg: DeviceSerial) -> ir.Loop | None:
+    """The linear recurrence a serial segment runs (``translate.scan``), where it is one marked loop."""
+    if len(seg.stmts) == 1 and isinstance(seg.stmts[0], ir.Loop) and seg.stmts[0].scan:
+        return seg.stmts[0]
+    return None
+
+
 def walk_segments(segments: Iterable[Segment]) -> Iterator[Segment]:
     """Every segment, pre-order, including those inside host ifs and loops."""
     for seg in segments:
