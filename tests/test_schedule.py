@@ -151,7 +151,10 @@ def test_host_only_kernel() -> None:
 @pytest.mark.parametrize("make", hk.ALL, ids=lambda f: f.__name__)
 def test_apply_schedule_levels(make) -> None:  # type: ignore[no-untyped-def]
     k = make()
-    assert apply_schedule(k, Schedule(0)) is k
+    assert apply_schedule(k, Schedule(0, scan=False)) is k
+    # level 0 only marks the linear recurrences (translate.scan): recur's x(i) = c*x(i-1) + y(i)
+    marked = [lp.line for lp in loops(apply_schedule(k, Schedule(0))) if lp.scan]
+    assert marked == ([6] if k.name == "recur" else [])
     l1 = apply_schedule(k, Schedule(1))
     for top in (s for s in walk_all(l1) if isinstance(s, ir.Loop) and s.kind is ir.LoopKind.PARALLEL):
         inner = [n for b in top.body for n in ir.walk(b) if isinstance(n, ir.Loop)]
