@@ -9,7 +9,6 @@ from __future__ import annotations
 import ctypes
 import os
 import shutil
-import subprocess
 from pathlib import Path
 from types import ModuleType
 
@@ -18,10 +17,10 @@ import pytest
 
 os.environ.setdefault("TRITON_INTERPRET", "1")  # before triton is imported
 
-from targets import kokkos as kokkos_target  # noqa: E402
 from targets.base import get_renderer  # noqa: E402
 from targets.triton_rows import row_nest  # noqa: E402
 from tests import kt_hand_kernels as hk  # noqa: E402
+from tests.kt_builds import kokkos_library  # noqa: E402
 from tests.kt_modules import triton_module  # noqa: E402
 from translate.schedule import DeviceNest, partition, walk_segments  # noqa: E402
 
@@ -67,13 +66,7 @@ def test_renders_the_guard_in_every_target() -> None:
 def test_kokkos_guarded_column_loop(tmp_path: Path) -> None:
     if not HAVE_KOKKOS:
         pytest.skip("Kokkos headers or g++ not found")
-    rendered = get_renderer("kokkos").render(hk.gemvn())
-    rendered.write(tmp_path)
-    src = tmp_path / rendered.entry
-    lib_path = src.with_suffix(".so")
-    res = subprocess.run(kokkos_target.compile_command(src, lib_path), capture_output=True, text=True, timeout=600)
-    assert res.returncode == 0, res.stderr[-4000:]
-    f = ctypes.CDLL(str(lib_path)).kt_gemvn
+    f = kokkos_library(get_renderer("kokkos").render(hk.gemvn()), tmp_path).kt_gemvn
     f.argtypes = [I, I, D, ctypes.c_void_p, I, ctypes.c_void_p, I, ctypes.c_void_p]
     for seed, (incx, alpha) in enumerate(CASES):
         a, x, y, want = problem(incx, alpha, seed)

@@ -5,15 +5,14 @@ many programs, more programs than the carry kernel scans at a time, and loops co
 from __future__ import annotations
 
 import ctypes
-import subprocess
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from targets import kokkos as kokkos_target
 from targets.base import get_renderer
 from targets.triton_scan import CARRY_BLOCK, SCAN_TILES
+from tests.kt_builds import kokkos_library
 from tests.test_targets_cstyle import HAVE_KOKKOS
 from tests.test_targets_triton import F64, b, c, kern, ld, load_module, loop, rng, sc, t, v
 from translate import ir
@@ -148,12 +147,7 @@ def test_kokkos_parallel_scan_matches_cumsum(tmp_path: Path) -> None:
     k = kern("rec", k.params, (ir.Assign(ld("x", c(0)), ld("y", c(0))), *k.body))
     rendered = get_renderer("kokkos").render(k)
     assert "Kokkos::parallel_scan" in rendered.source
-    rendered.write(tmp_path)
-    src = tmp_path / rendered.entry
-    lib = src.with_suffix(".so")
-    res = subprocess.run(kokkos_target.compile_command(src, lib), capture_output=True, text=True, timeout=600)
-    assert res.returncode == 0, res.stderr[-4000:]
-    f = ctypes.CDLL(str(lib)).kt_rec
+    f = kokkos_library(rendered, tmp_path).kt_rec
     f.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p]
     y = rng(10).standard_normal(5000)
     x = np.zeros_like(y)
