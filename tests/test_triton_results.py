@@ -1,6 +1,7 @@
-"""Reductions that stay on the device (targets.triton_results): a launcher that does not wait for the
-GPU, results combined with their starts on the device, pending results joined across IFs, returned as
-0-d tensors; the values checked against numpy on every path."""
+"""What a Triton launcher does with a nest's reductions (targets.triton_results): the partials reduced on
+the device in one call per dtype, combined with their starts there, pending results joined across IFs
+and turned into selects, returned as 0-d tensors with no wait for the GPU; the values checked against
+numpy on every path."""
 
 from __future__ import annotations
 
@@ -10,7 +11,26 @@ import numpy as np
 import pytest
 import torch
 
-from tests.test_targets_triton import DEV, F64, I32, b, c, kern, ld, load_module, loop, rng, sc, t, v
+from targets.base import get_renderer
+from tests import kt_hand_kernels as hk
+from tests.test_targets_triton import (
+    DEV,
+    F64,
+    I32,
+    arr,
+    b,
+    c,
+    call,
+    kern,
+    ld,
+    load_module,
+    loop,
+    reduction_kernel,
+    rng,
+    sc,
+    t,
+    v,
+)
 from translate import ir
 from translate.ir import Intent
 from translate.schedule import Schedule
@@ -105,3 +125,116 @@ def test_an_assignment_from_a_pending_sum_stays_on_the_device(tmp_path: Path) ->
     assert "r_out = torch.sqrt(s_out)" in src and ".item()" not in src
     x = rng(6).standard_normal(77)
     assert float(mod.norm2(77, t(x), 0.0)["r"]) == pytest.approx(float(np.sqrt((x * x).sum())), rel=1e-12)
+
+
+def test_a_launcher_returns_once_at_its_end() -> None:
+    """A routine ending in RETURN ends its launcher with that return alone; one ending in an IF
+    around a RETURN still returns after it."""
+    from dataclasses import replace
+
+    k = hk.ddot()
+    ends_in_return = replace(k, body=(*k.body, ir.Return()))
+    ends_in_if = replace(k, body=(*k.body, ir.If(b("gt", v("n"), c(5)), (ir.Return(),))))
+    # the sum stays on the device (targets.triton_results): ddot is a copy of its tensor
+    for kernel, tail in ((k, ['    ddot_out = dtemp_out', '    return {"result": ddot_out.view(())}']),
+                         (ends_in_return, ['    ddot_out = dtemp_out', '    return {"result": ddot_out.view(())}']),
+                         (ends_in_if, ['        return {"result": ddot_out.view(())}',
+                                       '    return {"result": ddot_out.view(())}'])):
+        src = get_renderer("triton").render(kernel).source
+        assert src.rstrip("\n").split("\n")[-2:] == tail
+
+
+def test_reductions_of_one_nest_come_back_together(tmp_path: Path) -> None:
+    """Three reductions over one 2-D nest, two f64 and one i32: the f64 partials are reduced in one
+    call (one stack of the device-side results), the i32 one on its own; each is combined on the
+    device with its start (the sum's 0.0 needs nothing); the values are right."""
+    n, m, i, j = v("n"), v("m"), v("i"), v("j")
+    s, q, big = v("s", F64), v("q", F64), v("big", I32)
+    reds = (ir.Reduction("s", "add", F64), ir.Reduction("q", "max", F64), ir.Reduction("big", "max", I32))
+    body = (
+        ir.Assign(s, c(0.0)), ir.Assign(q, c(1.0)), ir.Assign(big, c(0)),
+        loop("j", 0, m, (loop("i", 0, n, (
+            ir.Assign(s, b("add", s, ld("a", i, j))),
+            ir.Assign(q, call("max", q, ld("a", i, j))),
+            ir.Assign(big, call("max", big, b("add", i, b("mul", c(100), j)), dt=I32)),
+        ), red=reds),), red=reds),
+    )
+    params = (sc("n"), sc("m"), arr("a", n, m), sc("s", F64, Intent.OUT), sc("q", F64, Intent.OUT),
+              sc("big", I32, Intent.OUT))
+    mod, src = load_module(kern("sums3", params, body), tmp_path, Schedule(row_programs=False))
+    # the f64 partials are the rows of one array, the i32 one alone
+    assert "partials = torch.empty((2, grid[0]), dtype=torch.float64, device=dev)  # a row per reduction: s, q" in src
+    assert "s_out, q_sum = torch.stack([partials[0].sum(), partials[1].max()])" in src
+    assert "q_out = q_sum.clamp_min(q)" in src
+    assert "big_sum = big_part.max()" in src and "big_out = big_sum.clamp_min(big)" in src
+    assert ".item()" not in src and ".tolist()" not in src  # the launcher never waits for the GPU
+    a = rng(8).standard_normal((7, 5))
+    got = mod.sums3(7, 5, t(a.ravel(order="F")), 0.0, 0.0, 0, block=16)
+    assert float(got["s"]) == pytest.approx(float(a.sum()), rel=1e-12)
+    assert float(got["q"]) == max(1.0, float(a.max())) and int(got["big"]) == 6 + 100 * 4
+    small = -abs(a) - 2.0  # below the start of q: q stays 1.0
+    got = mod.sums3(7, 5, t(small.ravel(order="F")), 0.0, 0.0, 0, block=16)
+    assert float(got["q"]) == 1.0 and float(got["s"]) == pytest.approx(float(small.sum()), rel=1e-12)
+
+
+def test_sums_of_one_nest_reduce_their_rows_in_one_call(tmp_path: Path) -> None:
+    """Two sums of one dtype: one array of partials, its rows summed in one call."""
+    n, m, i, j = v("n"), v("m"), v("i"), v("j")
+    s, s2 = v("s", F64), v("s2", F64)
+    reds = (ir.Reduction("s", "add", F64), ir.Reduction("s2", "add", F64))
+    body = (
+        ir.Assign(s, c(0.0)), ir.Assign(s2, c(0.0)),
+        loop("j", 0, m, (loop("i", 0, n, (
+            ir.Assign(s, b("add", s, ld("a", i, j))),
+            ir.Assign(s2, b("add", s2, b("mul", ld("a", i, j), ld("a", i, j)))),
+        ), red=reds),), red=reds),
+    )
+    params = (sc("n"), sc("m"), arr("a", n, m), sc("s", F64, Intent.OUT), sc("s2", F64, Intent.OUT))
+    mod, src = load_module(kern("sums2", params, body), tmp_path, Schedule(row_programs=False))
+    assert "s_out, s2_out = partials.sum(dim=1)  # 0-d tensors, one per row" in src
+    assert "lanes = block * 4" in src and "BLOCK=lanes, TILES=8" in src  # a reduction over two loops: wider
+    # one argument for both rows, which the kernel stores to by its programs' count
+    assert "partials, BLOCK=lanes" in src and "partials[0]" not in src
+    assert "tl.store(partials + pid, tl.sum(s, axis=0))" in src
+    assert "tl.store(partials + tl.num_programs(0) + pid, tl.sum(s2, axis=0))" in src
+    a = rng(9).standard_normal((13, 6))
+    got = mod.sums2(13, 6, t(a.ravel(order="F")), 0.0, 0.0, block=16)
+    assert float(got["s"]) == pytest.approx(float(a.sum()), rel=1e-12)
+    assert float(got["s2"]) == pytest.approx(float((a * a).sum()), rel=1e-12)
+
+
+def test_names_of_the_launchers_own_locals_are_renamed(tmp_path: Path) -> None:
+    """Sizes named like the launcher's locals (lanes, partials, rows, grid) keep their values."""
+    lanes, partials, i, j = v("lanes"), v("partials"), v("i"), v("j")
+    s, s2 = v("s", F64), v("s2", F64)
+    reds = (ir.Reduction("s", "add", F64), ir.Reduction("s2", "add", F64))
+    body = (
+        ir.Assign(s, c(0.0)), ir.Assign(s2, c(0.0)),
+        loop("j", 0, partials, (loop("i", 0, lanes, (
+            ir.Assign(s, b("add", s, b("mul", ld("a", i, j), v("rows", F64)))),
+            ir.Assign(s2, b("add", s2, b("mul", ld("a", i, j), v("grid", F64)))),
+        ), red=reds),), red=reds),
+    )
+    params = (sc("lanes"), sc("partials"), sc("rows", F64), sc("grid", F64), arr("a", lanes, partials),
+              sc("s", F64, Intent.OUT), sc("s2", F64, Intent.OUT))
+    mod, src = load_module(kern("names", params, body), tmp_path, Schedule(row_programs=False))
+    assert "lanes_" in src and "partials_" in src and "rows_" in src and "grid_" in src
+    a = rng(10).standard_normal((9, 7))
+    got = mod.names(9, 7, 2.0, 3.0, t(a.ravel(order="F")), 0.0, 0.0, block=16)
+    assert float(got["s"]) == pytest.approx(2.0 * float(a.sum()), rel=1e-12)
+    assert float(got["s2"]) == pytest.approx(3.0 * float(a.sum()), rel=1e-12)
+
+
+@pytest.mark.parametrize("op,init", [("max", 0.0), ("min", 1e300), ("mul", 1.0)])
+def test_reductions_max_min_prod(tmp_path: Path, op: str, init: float) -> None:
+    i = v("i")
+    contrib = call("abs", ld("dx", i)) if op != "mul" else b("add", c(1.0), b("mul", c(0.01), ld("dx", i)))
+    mod, src = load_module(reduction_kernel("red" + op, op, init, contrib, "acc"), tmp_path)
+    if op == "mul":
+        assert "tl.reduce(acc, 0, _kt_mul)" in src and "tl.log" not in src
+    r = rng(4)
+    n = 777
+    x = r.standard_normal(n)
+    got = mod.__dict__["red" + op](n, t(x), t(x), block=64)["result"]
+    want = {"max": np.abs(x).max(), "min": np.abs(x).min(), "mul": np.prod(1 + 0.01 * x)}[op]
+    assert float(got) == pytest.approx(float(want), rel=1e-12)
