@@ -177,18 +177,19 @@ def test_reductions_of_one_nest_come_back_together(tmp_path: Path) -> None:
     assert float(got["q"]) == 1.0 and float(got["s"]) == pytest.approx(float(small.sum()), rel=1e-12)
 
 
+def two_sums(n: ir.Expr, m: ir.Expr, x: ir.Expr, y: ir.Expr) -> tuple[ir.Stmt, ...]:
+    """s = 0; s2 = 0; then over j < m, i < n: s += x, s2 += y (one nest, two sums of one dtype)."""
+    s, s2 = v("s", F64), v("s2", F64)
+    reds = (ir.Reduction("s", "add", F64), ir.Reduction("s2", "add", F64))
+    inner = (ir.Assign(s, b("add", s, x)), ir.Assign(s2, b("add", s2, y)))
+    return (ir.Assign(s, c(0.0)), ir.Assign(s2, c(0.0)),
+            loop("j", 0, m, (loop("i", 0, n, inner, red=reds),), red=reds))
+
+
 def test_sums_of_one_nest_reduce_their_rows_in_one_call(tmp_path: Path) -> None:
     """Two sums of one dtype: one array of partials, its rows summed in one call."""
     n, m, i, j = v("n"), v("m"), v("i"), v("j")
-    s, s2 = v("s", F64), v("s2", F64)
-    reds = (ir.Reduction("s", "add", F64), ir.Reduction("s2", "add", F64))
-    body = (
-        ir.Assign(s, c(0.0)), ir.Assign(s2, c(0.0)),
-        loop("j", 0, m, (loop("i", 0, n, (
-            ir.Assign(s, b("add", s, ld("a", i, j))),
-            ir.Assign(s2, b("add", s2, b("mul", ld("a", i, j), ld("a", i, j)))),
-        ), red=reds),), red=reds),
-    )
+    body = two_sums(n, m, ld("a", i, j), b("mul", ld("a", i, j), ld("a", i, j)))
     params = (sc("n"), sc("m"), arr("a", n, m), sc("s", F64, Intent.OUT), sc("s2", F64, Intent.OUT))
     mod, src = load_module(kern("sums2", params, body), tmp_path, Schedule(row_programs=False))
     assert "s_out, s2_out = partials.sum(dim=1)  # 0-d tensors, one per row" in src
@@ -206,15 +207,7 @@ def test_sums_of_one_nest_reduce_their_rows_in_one_call(tmp_path: Path) -> None:
 def test_names_of_the_launchers_own_locals_are_renamed(tmp_path: Path) -> None:
     """Sizes named like the launcher's locals (lanes, partials, rows, grid) keep their values."""
     lanes, partials, i, j = v("lanes"), v("partials"), v("i"), v("j")
-    s, s2 = v("s", F64), v("s2", F64)
-    reds = (ir.Reduction("s", "add", F64), ir.Reduction("s2", "add", F64))
-    body = (
-        ir.Assign(s, c(0.0)), ir.Assign(s2, c(0.0)),
-        loop("j", 0, partials, (loop("i", 0, lanes, (
-            ir.Assign(s, b("add", s, b("mul", ld("a", i, j), v("rows", F64)))),
-            ir.Assign(s2, b("add", s2, b("mul", ld("a", i, j), v("grid", F64)))),
-        ), red=reds),), red=reds),
-    )
+    body = two_sums(lanes, partials, b("mul", ld("a", i, j), v("rows", F64)), b("mul", ld("a", i, j), v("grid", F64)))
     params = (sc("lanes"), sc("partials"), sc("rows", F64), sc("grid", F64), arr("a", lanes, partials),
               sc("s", F64, Intent.OUT), sc("s2", F64, Intent.OUT))
     mod, src = load_module(kern("names", params, body), tmp_path, Schedule(row_programs=False))
