@@ -31,7 +31,7 @@ from translate.schedule import (
     scan_segment,
     walk_segments,
 )
-from translate.simplify import const_int, simplify
+from translate.simplify import const_int
 
 _REDUCERS = {"add": "Sum", "mul": "Prod", "max": "Max", "min": "Min"}
 
@@ -345,10 +345,8 @@ class KokkosRenderer(CStyleRenderer):
     def prefix_sum(self, buf: CodeBuffer, seg: DeviceSerial, loop: ir.Loop) -> None:
         """A sum recurrence (``translate.scan``) as ``Kokkos::parallel_scan``: each iteration adds its
         term to the running partial, and the final pass stores the element before the first plus it."""
-        store, prev, _, term = scan.parts(loop)
+        store, _, _, term = scan.parts(loop)
         assert term is not None
-        first = ir.Load(prev.array, tuple(simplify(ir.substitute(i, {loop.var: loop.start})) for i in prev.index),
-                        prev.dtype)
         ct = self.ctype(self.array(store.array).dtype)
         params = self.seg_params(seg.arrays, self.used_scalars(seg.scalars_in, seg.stmts))
         buf.line(f"// {seg.name}: the prefix sum at {self.where(seg.line)} (Kokkos::parallel_scan)")
@@ -361,7 +359,7 @@ class KokkosRenderer(CStyleRenderer):
                 buf.line(f"const int {self.var(loop.var)} = {self.expr(loop.start)} {sign} kt_k;")
                 buf.line(f"kt_partial += {self.expr(term)};")
                 with buf.block("if (kt_final)"):
-                    buf.line(f"{self.expr(store)} = {self.expr(first)} + kt_partial;")
+                    buf.line(f"{self.expr(store)} = {self.expr(scan.first_read(loop))} + kt_partial;")
 
     # ------------------------------------------------------------- launches
 

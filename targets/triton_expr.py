@@ -181,8 +181,8 @@ def atomic(text: str) -> bool:
     return False
 
 
-_ARITH = {"add": "+", "sub": "-", "mul": "*"}
-_CMP = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!="}
+ARITH = {"add": "+", "sub": "-", "mul": "*"}
+CMP = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!="}
 
 
 @dataclass
@@ -280,11 +280,11 @@ class DeviceExpr:
                 return self.typed(e.lhs, e.dtype)
             if rhs.value < 0 and e.dtype == rhs.dtype:
                 flipped = "sub" if op == "add" else "add"
-                return f"({self.operand(e.lhs, e.dtype)} {_ARITH[flipped]} {literal(-rhs.value, rhs.dtype, True)})"
+                return f"({self.operand(e.lhs, e.dtype)} {ARITH[flipped]} {literal(-rhs.value, rhs.dtype, True)})"
         if op == "mul" and rhs == ir.Const(1, e.dtype):
             return self.typed(e.lhs, e.dtype)
-        if op in _ARITH:
-            return f"({self.operand(e.lhs, e.dtype)} {_ARITH[op]} {self.operand(e.rhs, e.dtype)})"
+        if op in ARITH:
+            return f"({self.operand(e.lhs, e.dtype)} {ARITH[op]} {self.operand(e.rhs, e.dtype)})"
         if op == "div":
             sym = "//" if e.dtype.is_int else "/"
             return f"({self.operand(e.lhs, e.dtype)} {sym} {self.operand(e.rhs, e.dtype)})"
@@ -292,9 +292,9 @@ class DeviceExpr:
             return f"({self.operand(e.lhs, e.dtype)} % {self.operand(e.rhs, e.dtype)})"
         if op == "pow":
             return self.power(e)
-        if op in _CMP:
+        if op in CMP:
             dt = common(e.lhs.dtype, e.rhs.dtype)
-            return f"({self.operand(e.lhs, dt)} {_CMP[op]} {self.operand(e.rhs, dt)})"
+            return f"({self.operand(e.lhs, dt)} {CMP[op]} {self.operand(e.rhs, dt)})"
         if op in ("and", "or"):
             sym = "&" if op == "and" else "|"
             return f"({self.operand(e.lhs, ir.DType.BOOL)} {sym} {self.operand(e.rhs, ir.DType.BOOL)})"
@@ -418,8 +418,8 @@ class HostExpr:
 
     def visit_BinOp(self, e: ir.BinOp) -> str:
         a, b = self(e.lhs), self(e.rhs)
-        if e.op in _ARITH:
-            return f"({a} {_ARITH[e.op]} {b})"
+        if e.op in ARITH:
+            return f"({a} {ARITH[e.op]} {b})"
         if e.op == "div":
             if e.dtype.is_int:
                 self.helpers.add("_c_div")
@@ -432,8 +432,8 @@ class HostExpr:
             return f"math.fmod({a}, {b})"
         if e.op == "pow":
             return f"({a} ** {b})"
-        if e.op in _CMP:
-            return f"({a} {_CMP[e.op]} {b})"
+        if e.op in CMP:
+            return f"({a} {CMP[e.op]} {b})"
         if e.op in ("and", "or"):
             return f"({a} {e.op} {b})"
         raise UnsupportedExpr(e, f"binary operator '{e.op}'")

@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 from targets.triton_expr import TORCH_DTYPE, py_name
 from targets.triton_kernels import Lines
-from targets.triton_partials import by_dtype, partials_name
+from targets.triton_partials import IDENTITY, by_dtype, partials_name
 from targets.triton_pending import PendingScalars
 from translate import ir
 from translate.schedule import HostBlock, HostIf, Segment
@@ -25,7 +25,6 @@ ON_ROWS = {"add": "{p}.sum(dim=1)", "mul": "{p}.prod(dim=1)", "max": "{p}.amax(d
 _WITH_HOST = {"add": "{v} + {s}", "mul": "{v} * {s}", "max": "{s}.clamp_min({v})", "min": "{s}.clamp_max({v})"}
 _WITH_DEVICE = {"add": "{v} + {s}", "mul": "{v} * {s}", "max": "torch.maximum({v}, {s})",
                 "min": "torch.minimum({v}, {s})"}
-_IDENTITY = {"add": 0, "mul": 1}
 
 
 class Known:
@@ -61,7 +60,7 @@ class Known:
         self.values = {k: v for k, v in first.items() if all(k in o and o[k] == v for o in rest)}
 
     def is_identity(self, r: ir.Reduction) -> bool:
-        return r.op in _IDENTITY and r.var in self.values and self.values[r.var] == _IDENTITY[r.op]
+        return r.op in ("add", "mul") and r.var in self.values and self.values[r.var] == IDENTITY[r.op]
 
 
 def pair_names(r: ir.Reduction) -> list[tuple[str, ir.DType]]:
@@ -78,7 +77,8 @@ def device_results(out: Lines, partials: list[ir.Reduction], pending: PendingSca
     groups = by_dtype([r for r in partials if not r.loc])
     for dtype, group in groups.items():
         # a reduction starting from its identity is its result as it is
-        sums = [f"{py_name(r.var)}_out" if known.is_identity(r) else f"{py_name(r.var)}_sum" for r in group]
+        plain = [known.is_identity(r) for r in group]
+        sums = [f"{py_name(r.var)}_{'out' if p else 'sum'}" for r, p in zip(group, plain, strict=True)]
         if len(group) == 1:
             out(f"{sums[0]} = {ON_DEVICE[group[0].op].format(p=f'{py_name(group[0].var)}_part')}")
         else:
@@ -89,11 +89,11 @@ def device_results(out: Lines, partials: list[ir.Reduction], pending: PendingSca
                 each = (ON_DEVICE[r.op].format(p=f"{rows}[{n}]") for n, r in enumerate(group))
                 value = f"torch.stack([{', '.join(each)}])"
             out(f"{', '.join(sums)} = {value}  # 0-d tensors, one per row")
-        for r, s in zip(group, sums, strict=True):
+        for r, s, p in zip(group, sums, plain, strict=True):
             v = py_name(r.var)
-            if s.endswith("_sum") and r.var in pending.dtypes:
+            if not p and r.var in pending.dtypes:
                 out(f"{v}_out = {_WITH_DEVICE[r.op].format(v=f'{v}_out', s=s)}")
-            elif s.endswith("_sum"):
+            elif not p:
                 out(f"{v}_out = {_WITH_HOST[r.op].format(v=v, s=s)}")
             pending.add(r.var, r.dtype)
     known.written(ir.reduced(partials))

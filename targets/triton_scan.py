@@ -40,8 +40,8 @@ class ScanEmitter(_Emitter):
         var, dt, zero = py_name(loop.var), dev_dtype(self.dtype), self.zero
         start = self.dev.typed(loop.start, ir.DType.I64)
         arr = py_name(self.store.array)
-        first = tuple(ir.substitute(i, {loop.var: loop.start}) for i in self.prev.index)
-        before = f"tl.load({arr} + {self.dev.offset(self.prev.array, first)})"  # the element before the first
+        first = scan.first_read(loop)
+        before = f"tl.load({arr} + {self.dev.offset(first.array, first.index)})"  # the element before the first
         self.dev.mask = "mask"
         stored = f"{arr} + {self.dev.offset(self.store.array, self.store.index)}"
         where = f"{self.kernel.origin.path}:{loop.line}" if loop.line else str(self.kernel.origin)

@@ -13,14 +13,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from targets.triton_expr import literal, py_name
+from targets.triton_expr import ARITH, CMP, literal, py_name
 from targets.triton_pending import PendingScalars
 from targets.triton_results import pushed
 from translate import ir
 from translate.irquery import scalar_reads
 
-_ARITH = {"add": "+", "sub": "-", "mul": "*"}
-_CMP = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!="}
 _CALLS = ("sqrt", "abs", "exp", "log")  # intrinsics of one tensor argument: torch.NAME
 
 
@@ -44,7 +42,7 @@ class _Selects:
             return literal(e.value, e.dtype, False), False
         if isinstance(e, ir.BinOp):
             (a, ta), (b, tb) = self.expr(e.lhs), self.expr(e.rhs)
-            op = _ARITH.get(e.op) or _CMP.get(e.op) or ("/" if e.op == "div" and e.dtype.is_float else None)
+            op = ARITH.get(e.op) or CMP.get(e.op) or ("/" if e.op == "div" and e.dtype.is_float else None)
             if op is not None:
                 return f"({a} {op} {b})", ta or tb
             if e.op in ("and", "or"):

@@ -6,9 +6,9 @@ started from the element before the first, and a target may run it as a parallel
 (``targets.triton_scan``) instead of on one thread. The result differs from the loop's only in
 the order of the operations. Recognised: a loop counting by 1 or -1 with no reductions, whose body
 is that one assignment to a 1-D subscript that moves with the loop variable by the step
-(``f(i) = i + c``, ``c`` loop-invariant), whose value holds the previous element once and is
-affine in it through ``+``, ``-``, ``*`` and negation (``X(I-1) + Y(I)``, ``D(I) - C(I)*X(I+1)``),
-and whose coefficients read neither the array nor anything the loop writes. The loop is marked
+(``f(i) = i + c``, ``c`` loop-invariant), whose value holds the previous element as its only read
+of the array and is affine in it through ``+``, ``-``, ``*`` and negation (``X(I-1) + Y(I)``,
+``D(I) - C(I)*X(I+1)``). The loop is marked
 (``ir.Loop.scan``); everything else about it is unchanged, so a target without a scan runs it in
 order."""
 
@@ -17,7 +17,6 @@ from __future__ import annotations
 from dataclasses import replace
 
 from translate import ir
-from translate.irquery import arrays_touched, scalar_reads, scalar_writes
 from translate.simplify import const_int, linearize, simplify
 
 Affine = tuple[ir.Expr | None, ir.Expr | None]  # (a, b) of x -> a*x + b; None: a is 1, b is 0
@@ -62,13 +61,16 @@ def recurrence(loop: ir.Loop, kernel: ir.Kernel) -> Affine | None:
         return None
     if not isinstance(decl, ir.Array) or len(decl.shape) != 1 or decl.dtype in (ir.DType.BOOL, ir.DType.CHAR):
         return None
-    written = scalar_writes(loop) - {loop.var}
-    for coef in (a, b):
-        if coef is not None and (store.array in arrays_touched(coef) or scalar_reads(coef) & written):
-            return None
-    if (scalar_reads(store.index[0]) - {loop.var}) & scalar_writes(loop):
-        return None
+    # the body is that one store, so the loop writes no scalar but its variable, and the previous
+    # element is the array's only read: the coefficients read neither the array nor anything written
     return a, b
+
+
+def first_read(loop: ir.Loop) -> ir.Load:
+    """The element before the first iteration's, ``X(f(start - step))``: where the scan starts."""
+    _, prev, _, _ = parts(loop)
+    return ir.Load(prev.array, tuple(simplify(ir.substitute(i, {loop.var: loop.start})) for i in prev.index),
+                   prev.dtype)
 
 
 def _match(loop: ir.Loop) -> tuple[ir.Load, ir.Load, ir.Expr | None, ir.Expr | None] | None:

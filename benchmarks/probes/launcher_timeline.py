@@ -3,9 +3,9 @@
 The region table times a launcher between two CUDA events with the L2 flushed before each call
 (``validation.timing.time_gpu``). This runs that loop under ``torch.profiler`` (CUPTI) and prints, per
 call and as medians over the calls, the GPU's activities after the flush ends: when each kernel and
-copy starts and how long it runs, and when the host's ``cudaEventRecord`` of the end event happens,
-all relative to the end of the flush. A gap before the first kernel is the host still launching it; a
-gap after the last copy is the host waking up from the wait and returning.
+copy starts and how long it runs, relative to the end of the flush, against the event-timed call. A
+gap before the first kernel is the host still launching it; the event-timed call's end past the last
+copy is the host waking up from the wait and returning.
 
 ``python benchmarks/probes/launcher_timeline.py`` from the repository root after ``scripts/run-examples``
 (field_summary_like, vdot and ivamax at the region table's sizes)."""
@@ -54,11 +54,8 @@ def timeline(label: str, fn: Callable[[], object], calls: int = 12) -> None:
     timed = [s.elapsed_time(e) * 1e3 for s, e in zip(starts, ends, strict=True)]
     events = sorted(prof.events(), key=lambda ev: ev.time_range.start)
     gpu = [ev for ev in events if ev.device_type == torch.autograd.DeviceType.CUDA]
-    records = [ev.time_range.start for ev in events
-               if ev.device_type != torch.autograd.DeviceType.CUDA and ev.name == "cudaEventRecord"]
     fills = [ev for ev in gpu if short(ev.name) == "fill" and ev.time_range.elapsed_us() > 20]
     rows: dict[str, list[tuple[float, float]]] = defaultdict(list)
-    tails: list[float] = []
     print(f"## {label}: event-timed {statistics.median(timed):.1f} us median over {calls} calls", flush=True)
     for k, fill in enumerate(fills):
         t0 = fill.time_range.end
@@ -72,18 +69,11 @@ def timeline(label: str, fn: Callable[[], object], calls: int = 12) -> None:
             key = name if seen[name] == 1 else f"{name}#{seen[name]}"
             rows[key].append((ev.time_range.start - t0, ev.time_range.elapsed_us()))
             line.append(f"{key} @{ev.time_range.start - t0:.1f}+{ev.time_range.elapsed_us():.1f}")
-        end_rec = [r for r in records if t0 <= r < t1]
-        if acts and len(end_rec) >= 1:
-            tail = end_rec[-1] - acts[-1].time_range.end
-            tails.append(tail)
-            line.append(f"end event recorded by the host {tail:.1f} us after the last activity")
         if k < 3:
             print(f"  call {k}: " + "; ".join(line), flush=True)
     for key, vals in rows.items():
         print(f"  median {key:36s} starts {statistics.median(v[0] for v in vals):8.1f} us after the flush, "
               f"runs {statistics.median(v[1] for v in vals):8.1f} us", flush=True)
-    if tails:
-        print(f"  median host return after the last activity {statistics.median(tails):.1f} us", flush=True)
 
 
 def field_summary() -> None:
