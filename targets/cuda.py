@@ -30,11 +30,12 @@ from targets.cuda_points import (
     vector_pairs,
 )
 from targets.cuda_rows import WARP_REDUCE, has_reductions, launch_row, row_kernel, warp_row_nest
+from targets.cuda_scan import AFFINE, INCLUDES, launch_scan, scan_functor
 from targets.cuda_split import launch_split, split_kernel
 from targets.kokkos import abi_params
 from targets.planes import plane_walk
 from targets.splits import split_nest
-from translate import ir
+from translate import ir, scan
 from translate.ir import DType
 from translate.schedule import (
     DeviceExtern,
@@ -45,6 +46,7 @@ from translate.schedule import (
     fastest_first,
     host_scalars,
     scalar_writes,
+    scan_segment,
     walk_segments,
 )
 
@@ -107,6 +109,7 @@ class CudaRenderer(CStyleRenderer):
         ns = f"kt_{name}_detail"
         kernels = CodeBuffer(self.INDENT)
         reduces = warp_reduces = pairs = False
+        scans: list[ir.Loop] = []
         for seg in device_segments(segs):
             kernels.blank()
             if isinstance(seg, DeviceNest) and warp_row_nest(self, seg):
@@ -118,6 +121,9 @@ class CudaRenderer(CStyleRenderer):
                 reduces |= bool(seg.reductions)
                 pairs |= any(r.loc for r in seg.reductions)
                 self.nest_kernel(kernels, seg)
+            elif (loop := scan_segment(seg)) is not None:
+                scans.append(loop)
+                scan_functor(self, kernels, seg, loop)
             else:
                 self.serial_kernel(kernels, seg)
 
@@ -150,7 +156,7 @@ class CudaRenderer(CStyleRenderer):
         matmul = any(s.op.op == "matmul" for s in externs)
         out.lines(["#include <cuda_runtime.h>", "#include <cuda_fp16.h>", "#include <cuda_bf16.h>",
                    *(["#include <cuda_pipeline.h>", "#include <mma.h>  // the matmul: async copies, tensor cores"]
-                     if matmul else []), "",
+                     if matmul else []), *(INCLUDES if scans else []), "",
                    "#include <climits>", "#include <cmath>", "#include <cstdio>",
                    "#include <cstring>", "#include <limits>", "#include <type_traits>"])
         out.blank()
@@ -190,6 +196,9 @@ class CudaRenderer(CStyleRenderer):
         if self.local_arrays():
             out.blank()
             out.splice(BUFFER)
+        if any(scan.parts(lp)[2] is not None for lp in scans):
+            out.blank()
+            out.splice(AFFINE)
         if matmul:
             out.blank()
             out.splice(cuda_matmul_source())
@@ -475,6 +484,9 @@ class CudaRenderer(CStyleRenderer):
         return f"{s} = {s} {'+' if r.op == 'add' else '*'} {p};"
 
     def launch_serial(self, buf: CodeBuffer, seg: DeviceSerial) -> None:
+        if (loop := scan_segment(seg)) is not None:
+            launch_scan(self, buf, seg, loop)
+            return
         with buf.block("", opener="{"):
             buf.line(f"// {seg.name} ({self.where(seg.line)})")
             for s in seg.scalars_out:

@@ -1,10 +1,13 @@
-"""Linear recurrences (translate.scan) and their Triton scans (targets.triton_scan): which loops are
-recognised, and the values against numpy (a prefix sum) and the loop run in order (affine maps) across
-many programs, more programs than the carry kernel scans at a time, and loops counting down."""
+"""Linear recurrences (translate.scan) and their parallel scans (Triton: targets.triton_scan; CUDA:
+cub::DeviceScan, targets.cuda_scan): which loops are recognised, and the values against numpy (a
+prefix sum) and the loop run in order (affine maps) across many programs, more programs than the
+Triton carry kernel scans at a time, and loops counting down. The CUDA cases compile here and run
+where there is a GPU."""
 
 from __future__ import annotations
 
 import ctypes
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -12,6 +15,7 @@ import pytest
 
 from targets.base import get_renderer
 from targets.triton_scan import CARRY_BLOCK, SCAN_TILES
+from tests.gpu import cuda_library, has_gpu
 from tests.kt_builds import kokkos_library
 from tests.test_targets_cstyle import HAVE_KOKKOS
 from tests.test_targets_triton import F64, b, c, kern, ld, load_module, loop, rng, sc, t, v
@@ -26,6 +30,44 @@ def recurrence(value: ir.Expr, start: int = 1, stop: ir.Expr | None = None, step
                  par=False),)
     params = (sc("n"), ir.Array("y", F64, (n,)), ir.Array("x", F64, (n,), intent=ir.Intent.INOUT), *extra)
     return kern("rec", params, body)
+
+
+TARGETS = ["triton", pytest.param("cuda", marks=pytest.mark.gpu)]
+SOURCE = {"triton": "rec_scan1_carries", "cuda": "cub::DeviceScan::InclusiveScan"}  # the scan's mark in the source
+
+
+@pytest.fixture(scope="module")
+def builds() -> dict[str, Path]:
+    """The CUDA builds of this module's tests by their source (several sizes share one)."""
+    return {}
+
+
+def run(target: str, k: ir.Kernel, tmp_path: Path, builds: dict[str, Path], *args: np.ndarray | float | int
+        ) -> list[np.ndarray]:
+    """``k`` rendered for ``target`` and called with ``args`` (its parameters in order; Triton in
+    blocks of 16 lanes, many programs); the arrays after the call, in order."""
+    if target == "triton":
+        mod, src = load_module(k, tmp_path)
+        tensors = [t(a) if isinstance(a, np.ndarray) else a for a in args]
+        getattr(mod, k.name)(*tensors, block=16)
+        arrays = [a.cpu().numpy() for a in tensors if not isinstance(a, (int, float))]
+    else:
+        rendered = get_renderer("cuda").render(k)
+        src = rendered.source
+        if src not in builds:  # built here too (nvcc needs no GPU), then skipped without one
+            if shutil.which("nvcc") is None:
+                pytest.skip("nvcc not found")
+            builds[src] = cuda_library(rendered, tmp_path)
+        if not has_gpu():
+            pytest.skip("no CUDA GPU")
+        f = getattr(ctypes.CDLL(str(builds[src])), f"kt_{k.name}")
+        f.argtypes = [ctypes.c_void_p if isinstance(a, np.ndarray) else ctypes.c_int if isinstance(a, int)
+                      else ctypes.c_double for a in args]
+        arrays = [np.array(a, copy=True) for a in args if isinstance(a, np.ndarray)]
+        it = iter(arrays)
+        f(*[next(it).ctypes.data if isinstance(a, np.ndarray) else a for a in args])
+    assert SOURCE[target] in src
+    return arrays
 
 
 def marked(k: ir.Kernel) -> bool:
@@ -62,48 +104,46 @@ def test_a_recurrence_is_a_segment_of_its_own() -> None:
     k = kern("rec", k.params, (ir.Assign(ld("x", c(0)), ld("y", c(0))), *k.body))
     names = [getattr(s, "name", "") for s in partition(apply_schedule(k, Schedule()))]
     assert names == ["rec_serial1", "rec_scan1"]
-    cuda = get_renderer("cuda").render(k).source
-    assert "rec_scan1" in cuda and "for (" in cuda
+    cuda = get_renderer("cuda").render(k).source  # a prefix sum with CUB, its terms from rec_scan1_terms
+    assert "struct rec_scan1_terms" in cuda and "cuda::std::plus<double>{}" in cuda and "for (" not in cuda
     assert "scan1_totals" in get_renderer("triton").render(k).source
     kokkos = get_renderer("kokkos").render(k).source  # a prefix sum: Kokkos::parallel_scan
     assert 'Kokkos::parallel_scan("rec_scan1"' in kokkos and "x(i) = x(0) + kt_partial;" in kokkos
     affine = recurrence(b("add", b("mul", ld("y", i), ld("x", b("sub", i, c(1)))), ld("y", i)))
     assert "parallel_scan" not in get_renderer("kokkos").render(affine).source  # affine maps: in order
+    assert "KtAffineThen<double>{}" in get_renderer("cuda").render(affine).source
+    assert "rec_scan1" not in get_renderer("cuda", Schedule(level=2)).render(affine).source  # in order
 
 
-@pytest.mark.parametrize(("n", "block"), [(1, 16), (2, 16), (200, 16), (SCAN_TILES * 16 * (CARRY_BLOCK + 3) + 5, 16)])
-def test_the_prefix_sum_matches_cumsum(tmp_path: Path, n: int, block: int) -> None:
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("n", [1, 2, 200, SCAN_TILES * 16 * (CARRY_BLOCK + 3) + 5])
+def test_the_prefix_sum_matches_cumsum(tmp_path: Path, builds: dict[str, Path], target: str, n: int) -> None:
     """X(1) given, X(I) = X(I-1) + 0.5*Y(I) + Z: numpy's cumsum on every size, the last one with more
-    programs than the carry kernel takes at once."""
+    programs than the Triton carry kernel takes at once."""
     i = v("i")
     value = b("add", ld("x", b("sub", i, c(1))), b("add", b("mul", c(0.5), ld("y", i)), v("z", F64)))
     k = recurrence(value, extra=(sc("z", F64),))
-    mod, src = load_module(k, tmp_path)
-    assert "rec_scan1_carries" in src
     y = rng(7).standard_normal(n)
     x = np.zeros(n)
     x[0] = 1.25
-    tx = t(x)
-    mod.rec(n, t(y), tx, 0.75, block=block)
+    _, got = run(target, k, tmp_path, builds, n, y, x, 0.75)
     want = np.concatenate([[1.25], 1.25 + np.cumsum(0.5 * y[1:] + 0.75)])
-    np.testing.assert_allclose(tx.cpu().numpy(), want, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
 
 
-def test_the_prefix_sum_counting_down(tmp_path: Path) -> None:
+@pytest.mark.parametrize("target", TARGETS)
+def test_the_prefix_sum_counting_down(tmp_path: Path, builds: dict[str, Path], target: str) -> None:
     """DO I = N-1, 1, -1: X(I) = X(I+1) + Y(I) from X(N) given."""
     i, n = v("i"), v("n")
     k = recurrence(b("add", ld("x", b("add", i, c(1))), ld("y", i)), start=0, stop=c(-1), step=-1)
     k = kern("rec", k.params, (ir.Loop("i", b("sub", n, c(2)), c(-1), c(-1), k.body[0].body, line=10),))
-    mod, src = load_module(k, tmp_path)
-    assert "rec_scan1" in src
     m = 3000
     y = rng(8).standard_normal(m)
     x = np.zeros(m)
     x[-1] = -2.0
-    tx = t(x)
-    mod.rec(m, t(y), tx, block=16)
+    _, got = run(target, k, tmp_path, builds, m, y, x)
     want = np.concatenate([(-2.0 + np.cumsum(y[:-1][::-1]))[::-1], [-2.0]])
-    np.testing.assert_allclose(tx.cpu().numpy(), want, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
 
 
 def affine_loop(n: int, x0: float, a: np.ndarray, d: np.ndarray, down: bool) -> np.ndarray:
@@ -116,9 +156,11 @@ def affine_loop(n: int, x0: float, a: np.ndarray, d: np.ndarray, down: bool) -> 
     return x
 
 
+@pytest.mark.parametrize("target", TARGETS)
 @pytest.mark.parametrize(("n", "down"), [(2, False), (300, False), (SCAN_TILES * 16 * (CARRY_BLOCK + 3) + 5, False),
                                          (3000, True)])
-def test_an_affine_recurrence_matches_the_loop(tmp_path: Path, n: int, down: bool) -> None:
+def test_an_affine_recurrence_matches_the_loop(tmp_path: Path, builds: dict[str, Path], target: str, n: int,
+                                               down: bool) -> None:
     """X(I) = D(I) - A(I)*X(I-1) (tridag's back substitution counting down: X(I+1)), |A| < 1: the loop
     run in order, on both directions and with more programs than the carry kernel takes at once."""
     i, nn = v("i"), v("n")
@@ -128,15 +170,12 @@ def test_an_affine_recurrence_matches_the_loop(tmp_path: Path, n: int, down: boo
                     (ir.Assign(ld("x", i), value),), line=10),)
     params = (sc("n"), ir.Array("a", F64, (nn,)), ir.Array("d", F64, (nn,)),
               ir.Array("x", F64, (nn,), intent=ir.Intent.INOUT))
-    mod, src = load_module(kern("affine", params, body), tmp_path)
-    assert "tl.associative_scan((kt_a, kt_terms), 0, _kt_affine)" in src
     g = rng(9)
     a, d = g.uniform(-0.9, 0.9, n), g.standard_normal(n)
     x = np.zeros(n)
     x[n - 1 if down else 0] = 0.5
-    tx = t(x)
-    mod.affine(n, t(a), t(d), tx, block=16)
-    np.testing.assert_allclose(tx.cpu().numpy(), affine_loop(n, 0.5, a, d, down), rtol=1e-10, atol=1e-12)
+    *_, got = run(target, kern("rec", params, body), tmp_path, builds, n, a, d, x)
+    np.testing.assert_allclose(got, affine_loop(n, 0.5, a, d, down), rtol=1e-10, atol=1e-12)
 
 
 @pytest.mark.skipif(not HAVE_KOKKOS, reason="Kokkos headers or g++ not found")
