@@ -30,12 +30,12 @@ from targets.cuda_points import (
     vector_pairs,
 )
 from targets.cuda_rows import WARP_REDUCE, has_reductions, launch_row, row_kernel, warp_row_nest
-from targets.cuda_scan import AFFINE, INCLUDES, launch_scan, scan_functor
+from targets.cuda_scan import INCLUDES, helper_text, launch_scan, scan_functor
 from targets.cuda_split import launch_split, split_kernel
 from targets.kokkos import abi_params
 from targets.planes import plane_walk
 from targets.splits import split_nest
-from translate import ir, scan
+from translate import ir
 from translate.ir import DType
 from translate.schedule import (
     DeviceExtern,
@@ -196,9 +196,9 @@ class CudaRenderer(CStyleRenderer):
         if self.local_arrays():
             out.blank()
             out.splice(BUFFER)
-        if any(scan.parts(lp)[2] is not None for lp in scans):
+        if scan_helpers := helper_text(scans):
             out.blank()
-            out.splice(AFFINE)
+            out.splice(scan_helpers)
         if matmul:
             out.blank()
             out.splice(cuda_matmul_source())

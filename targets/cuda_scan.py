@@ -1,14 +1,16 @@
 """A linear recurrence (``translate.scan``) as one ``cub::DeviceScan::InclusiveScan`` (CUDA).
 
 ``X(f(i)) = A(i) * X(f(i - step)) + B(i)`` is an inclusive scan of the iterations' terms (a prefix
-sum where ``A`` is 1) or of their affine maps ``x -> A(i)*x + B(i)``, composed by ``KtAffineThen``.
+sum where ``A`` is 1) or of their affine maps ``x -> A(i)*x + B(i)``, composed by ``KtAffineThen``;
+a ratio recurrence (``scan.ratio``) of its maps ``x -> (a*x + b) / (c*x + d)`` as 2x2 matrices,
+multiplied and scaled by ``KtRatioThen``.
 A functor named after the segment, ``NAME_terms`` or ``NAME_maps``, gives the k-th iteration's
 term or map from the arrays; the first one takes in the element before the first iteration (the
 term is added to it; the map becomes the constant map to its image), so the scan's k-th value is
 the k-th stored element. The scan reads the coefficients once and writes the array once (CUB's
 single pass with decoupled look-back); only the order of the operations differs from the loop's.
-The elements are stored through a pointer (step 1) or a reverse iterator (step -1); an affine
-scan's values through ``KtAffineValue``, which keeps the map's constant."""
+The elements are stored through a pointer (step 1) or a reverse iterator (step -1); a scan of maps
+stores through ``KtAffineValue`` or ``KtRatioValue``, the constant map's value."""
 
 from __future__ import annotations
 
@@ -50,17 +52,62 @@ struct KtAffineValue {
     __host__ __device__ T operator()(const KtAffine<T>& m) const { return m.b; }
 };"""
 
+RATIO = """\
+// a ratio of affine maps x -> (a * x + b) / (c * x + d), the matrix [[a, b], [c, d]] (translate.scan)
+template <typename T>
+struct KtRatio {
+    T a, b, c, d;
+};
+
+// g after f: the product [[g.a, g.b], [g.c, g.d]] * [[f.a, f.b], [f.c, f.d]], scaled by its largest
+// magnitude (the ratio does not change with the scale; the products would overflow)
+template <typename T>
+struct KtRatioThen {
+    __host__ __device__ KtRatio<T> operator()(const KtRatio<T>& f, const KtRatio<T>& g) const {
+        const T a = g.a * f.a + g.b * f.c, b = g.a * f.b + g.b * f.d;
+        const T c = g.c * f.a + g.d * f.c, d = g.c * f.b + g.d * f.d;
+        T m = fmax(fmax(fabs(a), fabs(b)), fmax(fabs(c), fabs(d)));
+        m = m > T(0) ? m : T(1);
+        return KtRatio<T>{a / m, b / m, c / m, d / m};
+    }
+};
+
+// a scanned map's value: the element it stores (the first map is a constant map, b / d)
+template <typename T>
+struct KtRatioValue {
+    __host__ __device__ T operator()(const KtRatio<T>& m) const { return m.b / m.d; }
+};"""
+
+
+def helper_text(loops: list[ir.Loop]) -> str:
+    """The map types and operators the scans of ``loops`` use."""
+    kinds = {scan.kind(lp) for lp in loops}
+    return "\n\n".join(text for k, text in (("affine", AFFINE), ("ratio", RATIO)) if k in kinds)
+
 
 def _names(r: CudaRenderer, seg: DeviceSerial) -> list[str]:
     return [r.var(s) for s in seg.scalars_in] + [cname(a) for a in seg.arrays]
 
 
-def scan_functor(r: CudaRenderer, buf: CodeBuffer, seg: DeviceSerial, loop: ir.Loop) -> None:
-    """The struct giving the k-th iteration's term (a prefix sum) or map (affine)."""
+def _map(loop: ir.Loop) -> tuple[ir.Load, str, list[ir.Expr | None]]:
+    """A marked loop's store, scan kind and coefficients (sum: b; affine: a, b; ratio: a, b, c, d)."""
+    found = scan.ratio(loop)
+    if found is not None:
+        store, _, coefficients = found
+        return store, "ratio", list(coefficients)
     store, _, mul, add = scan.parts(loop)
+    return store, "sum" if mul is None else "affine", ([add] if mul is None else [mul, add])
+
+
+_TYPE = {"sum": "{t}", "affine": "KtAffine<{t}>", "ratio": "KtRatio<{t}>"}
+
+
+def scan_functor(r: CudaRenderer, buf: CodeBuffer, seg: DeviceSerial, loop: ir.Loop) -> None:
+    """The struct giving the k-th iteration's term (a prefix sum) or map (affine, ratio)."""
+    store, kind, coefficients = _map(loop)
     t = r.ctype(r.array(store.array).dtype)
-    name, what = (f"{seg.name}_terms", "term") if mul is None else (f"{seg.name}_maps", "affine map")
-    value = t if mul is None else f"KtAffine<{t}>"
+    name, what = (f"{seg.name}_terms", "term") if kind == "sum" else (f"{seg.name}_maps", f"{kind} map")
+    value = _TYPE[kind].format(t=t)
     buf.line(f"// {name}: the k-th iteration's {what} of the recurrence at {r.where(loop.line)};")
     buf.line("// the first takes in the element before it, so the inclusive scan yields the stored elements")
     with buf.block(f"struct {name}", closer="};"):
@@ -72,39 +119,45 @@ def scan_functor(r: CudaRenderer, buf: CodeBuffer, seg: DeviceSerial, loop: ir.L
             buf.lines(r.extents(seg.arrays))
             sign = "+" if const_int(loop.step) == 1 else "-"
             buf.line(f"const int {r.var(loop.var)} = {r.expr(loop.start)} {sign} (int)kt_k;")
-            before = r.expr(scan.first_read(loop))
-            term = r.literal(0, store.dtype) if add is None else r.expr(add)
-            buf.line(f"const {t} kt_b = {term};")
-            if mul is None:
+            before, zero = r.expr(scan.first_read(loop)), r.literal(0, store.dtype)
+            names = ["kt_b"] if kind == "sum" else ["kt_a", "kt_b", "kt_c", "kt_d"][:len(coefficients)]
+            for n, e in zip(names, coefficients, strict=True):  # a missing coefficient is 0
+                buf.line(f"const {t} {n} = {zero if e is None else r.expr(e)};")
+            if kind == "sum":
                 buf.line(f"return kt_k == 0 ? {before} + kt_b : kt_b;")
-                return
-            buf.line(f"const {t} kt_a = {r.expr(mul)};")
-            buf.line(f"return kt_k == 0 ? {value}{{{r.literal(0, store.dtype)}, kt_a * {before} + kt_b}} "
-                     f": {value}{{kt_a, kt_b}};")
+            elif kind == "affine":
+                buf.line(f"return kt_k == 0 ? {value}{{{zero}, kt_a * {before} + kt_b}} : {value}{{kt_a, kt_b}};")
+            else:
+                one = r.literal(1, store.dtype)
+                first = f"(kt_a * {before} + kt_b) / (kt_c * {before} + kt_d)"
+                buf.line(f"return kt_k == 0 ? {value}{{{zero}, {first}, {zero}, {one}}} "
+                         f": {value}{{kt_a, kt_b, kt_c, kt_d}};")
 
 
 def launch_scan(r: CudaRenderer, buf: CodeBuffer, seg: DeviceSerial, loop: ir.Loop) -> None:
     """The launcher's block: the scan's temporary storage, the scan, and its release (stream-ordered)."""
-    store, _, mul, _ = scan.parts(loop)
+    store, kind, _ = _map(loop)
     t = r.ctype(r.array(store.array).dtype)
     first = ir.Load(store.array, tuple(simplify(ir.substitute(i, {loop.var: loop.start})) for i in store.index),
                     store.dtype)
     trip = f"{r.var(loop.var)}_trip"
     with buf.block("", opener="{"):
-        kind = "prefix sum" if mul is None else "scan of its affine maps"
-        buf.line(f"// {seg.name} ({r.where(seg.line)}): the recurrence as a parallel {kind} (cub::DeviceScan)")
+        what = "prefix sum" if kind == "sum" else f"scan of its {kind} maps"
+        buf.line(f"// {seg.name} ({r.where(seg.line)}): the recurrence as a parallel {what} (cub::DeviceScan)")
         buf.line(f"const int {trip} = {r.trip(loop)};")
         with buf.block(f"if ({trip} > 0)"):
-            functor = f"{seg.name}_terms" if mul is None else f"{seg.name}_maps"
+            functor = f"{seg.name}_terms" if kind == "sum" else f"{seg.name}_maps"
             buf.line(f"const auto kt_in = thrust::make_transform_iterator(thrust::counting_iterator<long long>(0), "
                      f"{functor}{{{', '.join(_names(r, seg))}}});")
             target = f"&{r.expr(first)}"
             if const_int(loop.step) != 1:  # counting down: the k-th element k places before the first
                 target = f"thrust::make_reverse_iterator({target} + 1)"
-            if mul is not None:
-                target = f"thrust::make_transform_output_iterator({target}, KtAffineValue<{t}>{{}})"
+            if kind != "sum":
+                stored = "KtAffineValue" if kind == "affine" else "KtRatioValue"
+                target = f"thrust::make_transform_output_iterator({target}, {stored}<{t}>{{}})"
             buf.line(f"const auto kt_out = {target};")
-            op = f"cuda::std::plus<{t}>{{}}" if mul is None else f"KtAffineThen<{t}>{{}}"
+            op = {"sum": f"cuda::std::plus<{t}>{{}}", "affine": f"KtAffineThen<{t}>{{}}",
+                  "ratio": f"KtRatioThen<{t}>{{}}"}[kind]
             call = f"cub::DeviceScan::InclusiveScan(TEMP, kt_bytes, kt_in, kt_out, {op}, {trip}, stream)"
             buf.line("size_t kt_bytes = 0;  // the scan's temporary storage")
             buf.line(f"KT_CUDA_CHECK({call.replace('TEMP', 'nullptr')});")

@@ -316,7 +316,7 @@ class KokkosRenderer(CStyleRenderer):
     def serial_function(self, buf: CodeBuffer, seg: DeviceSerial) -> None:
         self.current = seg.stmts
         loop = scan_segment(seg)
-        if loop is not None and scan.parts(loop)[2] is None:
+        if loop is not None and scan.kind(loop) == "sum":
             self.prefix_sum(buf, seg, loop)
             return
         writes = _scalar_writes(seg.stmts)

@@ -13,6 +13,17 @@ def _kt_affine(a, b, c, d):
     """Combine function of a linear recurrence's scan: x -> a*x + b, then x -> c*x + d."""
     return a * c, b * c + d
 ''',
+    "_kt_ratio": '''
+@triton.jit
+def _kt_ratio(a, b, c, d, e, f, g, h):
+    """Combine function of a ratio recurrence's scan: x -> (a*x + b) / (c*x + d), then
+    x -> (e*x + f) / (g*x + h), as the 2x2 matrix product [[e, f], [g, h]] @ [[a, b], [c, d]],
+    scaled by its largest magnitude (a ratio's value does not change with the scale)."""
+    p, q, r, s = e * a + f * c, e * b + f * d, g * a + h * c, g * b + h * d
+    m = tl.maximum(tl.maximum(tl.abs(p), tl.abs(q)), tl.maximum(tl.abs(r), tl.abs(s)))
+    m = tl.where(m > 0, m, 1.0)
+    return p / m, q / m, r / m, s / m
+''',
     "_kt_mul": '''
 @triton.jit
 def _kt_mul(a, b):

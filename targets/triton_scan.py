@@ -27,7 +27,13 @@ class ScanEmitter(_Emitter):
     def __init__(self, kernel: ir.Kernel, seg: DeviceSerial, loop: ir.Loop, host: HostExpr) -> None:
         super().__init__(kernel)
         self.seg, self.loop, self.host = seg, loop, host
-        self.store, self.prev, self.mul, self.add = scan.parts(loop)
+        found = scan.ratio(loop)
+        if found is None:
+            self.store, _, self.mul, self.add = scan.parts(loop)
+        else:
+            self.store, _, self.maps = found
+            self.mul = self.add = None
+        self.ratio = found is not None
         self.dtype = kernel.param(self.store.array).dtype
         self.dev.vector = {loop.var}
         self.zero, self.one = literal(0, self.dtype, True), literal(1, self.dtype, True)
@@ -43,7 +49,7 @@ class ScanEmitter(_Emitter):
         first = scan.first_read(loop)
         before = f"tl.load({arr} + {self.dev.offset(first.array, first.index)})"  # the element before the first
         self.dev.mask = "mask"
-        stored = f"{arr} + {self.dev.offset(self.store.array, self.store.index)}"
+        stored = self.stored = f"{arr} + {self.dev.offset(self.store.array, self.store.index)}"
         where = f"{self.kernel.origin.path}:{loop.line}" if loop.line else str(self.kernel.origin)
         tiles = ["for tile in tl.static_range(TILES):",
                  "    kt_k = (pid * TILES + tile) * BLOCK + tl.arange(0, BLOCK)",
@@ -52,7 +58,7 @@ class ScanEmitter(_Emitter):
                  f"    kt_terms = {self.coefficient(self.add, zero)}"]
         previous = f"tl.load(kt_totals + pid - 1, mask=pid > 0, other={zero})"  # the program before's last value
         start_carry = f"kt_carry = tl.where(pid > 0, {previous}, {before})"
-        if self.mul is None:  # a prefix sum
+        if self.is_sum:  # a prefix sum
             totals = [f"kt_carry = tl.zeros([], {dt})", *tiles, "    kt_carry += tl.sum(kt_terms, axis=0)",
                       "tl.store(kt_totals + pid, kt_carry)"]
             carries = [f"kt_sums = tl.load(kt_totals + kt_p, mask=kt_p < kt_programs, other={zero})",
@@ -60,29 +66,13 @@ class ScanEmitter(_Emitter):
                        "kt_carry += tl.sum(kt_sums, axis=0)"]
             stores = [start_carry, *tiles, f"    tl.store({stored}, tl.cumsum(kt_terms, axis=0) + kt_carry, mask=mask)",
                       "    kt_carry += tl.sum(kt_terms, axis=0)"]
-        else:
-            self.dev.helpers.add("_kt_affine")
-            scanned = [f"    kt_a = {self.coefficient(self.mul, self.one)}",
-                       "    kt_a, kt_terms = tl.associative_scan((kt_a, kt_terms), 0, _kt_affine)"]
-            last_a, last_b = (_LAST.format(v=v, zero=zero) for v in ("kt_a", "kt_terms"))
-            totals = [f"kt_mul = tl.full([], {self.one}, {dt})", f"kt_carry = tl.zeros([], {dt})", *tiles, *scanned,
-                      f"    kt_ta = {last_a}", f"    kt_carry = kt_carry * kt_ta + {last_b}",
-                      "    kt_mul = kt_mul * kt_ta",
-                      "tl.store(kt_totals + pid, kt_mul)", "tl.store(kt_totals + tl.num_programs(0) + pid, kt_carry)"]
-            carries = [f"kt_a = tl.load(kt_totals + kt_p, mask=kt_p < kt_programs, other={self.one})",
-                       f"kt_sums = tl.load(kt_totals + kt_programs + kt_p, mask=kt_p < kt_programs, other={zero})",
-                       "kt_a, kt_sums = tl.associative_scan((kt_a, kt_sums), 0, _kt_affine)",
-                       "kt_sums = kt_a * kt_carry + kt_sums",
-                       "tl.store(kt_totals + kt_p, kt_sums, mask=kt_p < kt_programs)",
-                       f"kt_carry = {_LAST.format(v='kt_sums', zero=zero)}"]
-            stores = [start_carry, *tiles, *scanned, "    kt_terms = kt_a * kt_carry + kt_terms",
-                      f"    tl.store({stored}, kt_terms, mask=mask)",
-                      f"    kt_carry = {_LAST.format(v='kt_terms', zero=zero)}"]
-        what = "prefix sum" if self.mul is None else "scan"
+        else:  # maps: x -> a*x + b (affine), or x -> (a*x + b) / (c*x + d) (ratio)
+            totals, carries, stores = self.map_lines(tiles, start_carry)
+        what = "prefix sum" if self.is_sum else "scan"
         texts = [
             self.kernel_text(f"{seg.name}_totals", "BLOCK: tl.constexpr, TILES: tl.constexpr",
                              f"Parallel {what} of the recurrence at {where}, step 1 of 3: each program's "
-                             + ("sum of its terms." if self.mul is None else "composed map."),
+                             + ("sum of its terms." if self.is_sum else "composed map."),
                              ["pid = tl.program_id(0).to(tl.int64)", *totals]),
             self.kernel_text(f"{seg.name}_carries", "kt_programs, BLOCK: tl.constexpr",
                              "Step 2 of 3 (one program): the value after each program's iterations, from the "
@@ -96,11 +86,56 @@ class ScanEmitter(_Emitter):
         ]
         return "\n\n".join(texts), self.launch_lines(what, where)
 
+    @property
+    def is_sum(self) -> bool:
+        return not self.ratio and self.mul is None
+
+    def components(self) -> list[tuple[str, ir.Expr | None, str]]:
+        """(name, coefficient, identity) of each component of the iterations' maps."""
+        zero, one = self.zero, self.one
+        if self.ratio:
+            a, b, c, d = self.maps
+            return [("kt_a", a, one), ("kt_b", b, zero), ("kt_c", c, zero), ("kt_d", d, one)]
+        return [("kt_a", self.mul, one), ("kt_b", self.add, zero)]
+
+    def map_lines(self, tiles: list[str], start_carry: str) -> tuple[list[str], list[str], list[str]]:
+        """The three kernels' lines of a scan of maps (affine or ratio)."""
+        helper = "_kt_ratio" if self.ratio else "_kt_affine"
+        self.dev.helpers.add(helper)
+        comps = self.components()
+        names = [n for n, _, _ in comps]
+        ident = [i for _, _, i in comps]
+        # each lane's map (a missing coefficient is 0); lanes past the end hold the identity map
+        lanes = [f"    {n} = {self.coefficient(e, i)}" for n, e, i in comps]
+        tiles = [*tiles[:-1], *lanes]  # the sum's terms (the last line) replaced by the maps
+        joined = ", ".join(names)
+        scanned = [*tiles, f"    {joined} = tl.associative_scan(({joined}), 0, {helper})"]
+        last = ", ".join(_LAST.format(v=n, zero=self.zero) for n in names)
+        dt = dev_dtype(self.dtype)
+        program = ", ".join(f"kt_p{n[3:]}" for n in names)
+        value = "(kt_a * kt_carry + kt_b) / (kt_c * kt_carry + kt_d)" if self.ratio else "kt_a * kt_carry + kt_b"
+        totals = [f"{program} = {', '.join(f'tl.full([], {i}, {dt})' for i in ident)}", *scanned,
+                  f"    {program} = {helper}({program}, {last})",
+                  *(f"tl.store(kt_totals + {k} * tl.num_programs(0) + pid, kt_p{n[3:]})" for k, n in enumerate(names))]
+        carries = [*(f"{n} = tl.load(kt_totals + {k} * kt_programs + kt_p, mask=kt_p < kt_programs, "
+                     f"other={i})" for k, (n, i) in enumerate(zip(names, ident, strict=True))),
+                   f"{joined} = tl.associative_scan(({joined}), 0, {helper})",
+                   f"kt_values = {value}",
+                   "tl.store(kt_totals + kt_p, kt_values, mask=kt_p < kt_programs)",
+                   f"kt_carry = {_LAST.format(v='kt_values', zero=self.zero)}"]
+        stores = [start_carry, *scanned, f"    kt_values = {value}",
+                  f"    tl.store({self.stored}, kt_values, mask=mask)",
+                  f"    kt_carry = {_LAST.format(v='kt_values', zero=self.zero)}"]
+        return totals, carries, stores
+
     def coefficient(self, e: ir.Expr | None, identity: str) -> str:
-        """``A(i)`` or ``B(i)`` on the lanes, the identity past the end (and where there is none)."""
-        if e is None:
-            return f"tl.full([BLOCK], {identity}, {dev_dtype(self.dtype)})"
-        return f"tl.where(mask, {self.dev.typed(e, self.dtype)}, {identity})"
+        """A coefficient on the lanes (0 where there is none: a map's, or the sum's term), the
+        identity past the end."""
+        zeros = f"tl.full([BLOCK], {self.zero}, {dev_dtype(self.dtype)})"
+        if e is None and identity == self.zero:
+            return zeros
+        # a tensor of the array's type where the coefficient is missing: tl.where of two literals is float32
+        return f"tl.where(mask, {zeros if e is None else self.dev.typed(e, self.dtype)}, {identity})"
 
     def kernel_text(self, name: str, extra: str, doc: str, lines: list[str]) -> str:
         out = Lines()
@@ -115,7 +150,8 @@ class ScanEmitter(_Emitter):
     def launch_lines(self, what: str, where: str) -> list[str]:
         seg, args = self.seg, ", ".join(self.launch_args)
         trip = f"{py_name(self.loop.var)}_trip"
-        rows = "grid[0]" if self.mul is None else "(2, grid[0])"  # the programs' sums, or their maps' two rows
+        # the programs' sums, or a row per component of their maps
+        rows = "grid[0]" if self.is_sum else f"({len(self.components())}, grid[0])"
         start, stop = self.host(self.loop.start), self.host(self.loop.stop)
         count = f"max(0, {stop} - {start})" if const_int(self.loop.step) == 1 else f"max(0, {start} - {stop})"
         return [

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ctypes
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -19,7 +20,7 @@ from tests.gpu import cuda_library, has_gpu
 from tests.kt_builds import kokkos_library
 from tests.test_targets_cstyle import HAVE_KOKKOS
 from tests.test_targets_triton import F64, b, c, kern, ld, load_module, loop, rng, sc, t, v
-from translate import ir
+from translate import ir, scan
 from translate.schedule import Schedule, apply_schedule, partition
 
 
@@ -88,7 +89,9 @@ def test_which_loops_are_sum_recurrences() -> None:
     assert not marked(recurrence(b("add", ld("x", b("sub", i, c(2))), y)))  # two back
     assert not marked(recurrence(b("add", prev, here)))  # the term reads the array
     assert not marked(recurrence(b("mul", prev, prev)))  # the previous element twice: not affine
-    assert not marked(recurrence(b("div", y, prev, F64)))  # Y(I) / X(I-1): not affine
+    assert marked(recurrence(b("div", y, prev, F64)))  # Y(I) / X(I-1): a ratio of affine terms
+    assert marked(recurrence(b("div", b("add", prev, y), c(3.0), F64)))  # (X(I-1) + Y(I)) / 3: affine
+    assert not marked(recurrence(b("div", y, b("mul", prev, prev), F64)))  # the previous element squared
     # counting up, reading the next element: not the previous iteration's
     assert not marked(recurrence(b("add", ld("x", b("add", i, c(1))), y)))
     # at schedule level 2 everything runs in order
@@ -192,3 +195,68 @@ def test_kokkos_parallel_scan_matches_cumsum(tmp_path: Path) -> None:
     x = np.zeros_like(y)
     f(len(y), y.ctypes.data, x.ctypes.data)
     np.testing.assert_allclose(x, np.cumsum(y), rtol=1e-12, atol=1e-12)
+
+
+def forward_sweep(tail: tuple[ir.Stmt, ...] = (), dp_value: ir.Expr | None = None) -> ir.Kernel:
+    """The Thomas algorithm's forward sweep from CP(1), DP(1) given: DENOM = B(I) - A(I)*CP(I-1),
+    CP(I) = C(I)/DENOM, DP(I) = (D(I) - A(I)*DP(I-1))/DENOM; ``tail`` after the loop."""
+    i, n = v("i"), v("n")
+    prev = b("sub", i, c(1))
+    denom = v("denom", F64)
+    body = (ir.Assign(denom, b("sub", ld("b", i), b("mul", ld("a", i), ld("cp", prev)))),
+            ir.Assign(ld("cp", i), b("div", ld("c", i), denom, F64)),
+            ir.Assign(ld("dp", i), dp_value or b("div", b("sub", ld("d", i), b("mul", ld("a", i), ld("dp", prev))),
+                                                 denom, F64)))
+    params = (sc("n"), *(ir.Array(a, F64, (n,)) for a in "abcd"),
+              *(ir.Array(a, F64, (n,), intent=ir.Intent.INOUT) for a in ("cp", "dp")), sc("last", F64, ir.Intent.OUT))
+    return kern("rec", params, (ir.Loop("i", c(1), n, c(1), body, line=10), *tail),
+                locals_=(ir.Scalar("denom", F64),))
+
+
+def test_a_loop_of_two_recurrences_splits_into_two_scans() -> None:
+    """The forward sweep: a ratio scan for CP, then an affine scan for DP (its coefficients divide by
+    the inlined DENOM, reading CP's previous element); not split where DENOM is read after the
+    loop, where DP reads CP ahead, or where the two read each other."""
+    i = v("i")
+    names = [getattr(s, "name", "") for s in partition(apply_schedule(forward_sweep(), Schedule()))]
+    assert names == ["rec_scan1", "rec_scan2"]
+    loops = [s for s in apply_schedule(forward_sweep(), Schedule()).body if isinstance(s, ir.Loop)]
+    assert [scan.kind(lp) for lp in loops] == ["ratio", "affine"]
+    assert not marked(forward_sweep(tail=(ir.Assign(v("last", F64), v("denom", F64)),)))  # DENOM read after
+    ahead = b("sub", ld("d", i), b("mul", ld("cp", b("add", i, c(1))), ld("dp", b("sub", i, c(1)))))
+    assert not marked(forward_sweep(dp_value=ahead))  # DP reads CP(I+1), not yet final in the loop
+    k = forward_sweep()
+    loop = k.body[0]
+    assert isinstance(loop, ir.Loop)
+    crossed = (loop.body[0], ir.Assign(ld("cp", i), b("div", ld("dp", b("sub", i, c(1))), v("denom", F64), F64)),
+               loop.body[2])
+    assert not marked(kern("rec", k.params, (replace(loop, body=crossed),), k.locals))  # each reads the other
+
+
+def sweep_in_order(a: np.ndarray, bb: np.ndarray, cc: np.ndarray, d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    n = len(a)
+    cp, dp = np.zeros(n), np.zeros(n)
+    cp[0], dp[0] = cc[0] / bb[0], d[0] / bb[0]
+    for k in range(1, n):
+        denom = bb[k] - a[k] * cp[k - 1]
+        cp[k], dp[k] = cc[k] / denom, (d[k] - a[k] * dp[k - 1]) / denom
+    return cp, dp
+
+
+# Triton's carries over more programs than it scans at once are the affine test's (the same code for
+# every map; three minutes in the interpreter for this one)
+@pytest.mark.parametrize(("target", "n"), [("triton", 2), ("triton", 300),
+                                           *(pytest.param("cuda", n, marks=pytest.mark.gpu)
+                                             for n in (2, 300, SCAN_TILES * 16 * (CARRY_BLOCK + 3) + 5))])
+def test_the_forward_sweep_matches_the_loop(tmp_path: Path, builds: dict[str, Path], target: str, n: int) -> None:
+    """CP and DP of a diagonally dominant system against the loop in order, on several programs (the
+    ratio scan's 2x2 products are scaled, so they neither overflow nor lose the ratio)."""
+    g = rng(11)
+    a, cc = g.uniform(-1, 1, n), g.uniform(-1, 1, n)
+    bb, d = 2.5 + g.uniform(0, 1, n), g.standard_normal(n)
+    want_cp, want_dp = sweep_in_order(a, bb, cc, d)
+    cp, dp = np.zeros(n), np.zeros(n)
+    cp[0], dp[0] = want_cp[0], want_dp[0]
+    *_, got_cp, got_dp = run(target, forward_sweep(), tmp_path, builds, n, a, bb, cc, d, cp, dp, 0.0)
+    np.testing.assert_allclose(got_cp, want_cp, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(got_dp, want_dp, rtol=1e-11, atol=1e-13)
