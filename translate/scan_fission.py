@@ -73,7 +73,8 @@ def _inlined_stores(loop: ir.Loop, kernel: ir.Kernel) -> list[ir.Assign] | None:
                 return None  # temporaries come first, each assigned once, none a parameter
             if sum(count_refs(t, name) for t in kernel.body) != count_refs(loop, name):
                 return None  # referenced outside the loop
-            temps[name] = value
+            # the value as the temporary holds it (a REAL temporary of a DOUBLE expression rounds)
+            temps[name] = value if value.dtype == s.target.dtype else ir.Cast(s.target.dtype, value)
             continue
         target = ir.substitute(s.target, temps) if temps else s.target
         assert isinstance(target, ir.Load)
