@@ -21,6 +21,7 @@ from tests.kt_builds import kokkos_library
 from tests.test_targets_cstyle import HAVE_KOKKOS
 from tests.test_targets_triton import F64, b, c, kern, ld, load_module, loop, rng, sc, t, v
 from translate import ir, scan
+from translate.ir import DType
 from translate.schedule import Schedule, apply_schedule, partition
 
 
@@ -231,6 +232,8 @@ def test_a_loop_of_two_recurrences_splits_into_two_scans() -> None:
     crossed = (loop.body[0], ir.Assign(ld("cp", i), b("div", ld("dp", b("sub", i, c(1))), v("denom", F64), F64)),
                loop.body[2])
     assert not marked(kern("rec", k.params, (replace(loop, body=crossed),), k.locals))  # each reads the other
+    single = (replace(loop.body[0], target=ir.Var("denom", DType.F32)), *loop.body[1:])  # REAL DENOM: rounds
+    assert not marked(kern("rec", k.params, (replace(loop, body=single),), (ir.Scalar("denom", DType.F32),)))
 
 
 def sweep_in_order(a: np.ndarray, bb: np.ndarray, cc: np.ndarray, d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
