@@ -30,7 +30,7 @@ from targets.cuda_points import (
     vector_pairs,
 )
 from targets.cuda_rows import WARP_REDUCE, has_reductions, launch_row, row_kernel, warp_row_nest
-from targets.cuda_scan import INCLUDES, helper_text, launch_scan, scan_functor
+from targets.cuda_scan import INCLUDES, helper_text, launch_scan, runs_as_scan, scan_functor
 from targets.cuda_split import launch_split, split_kernel
 from targets.kokkos import abi_params
 from targets.planes import plane_walk
@@ -46,7 +46,6 @@ from translate.schedule import (
     fastest_first,
     host_scalars,
     scalar_writes,
-    scan_segment,
     walk_segments,
 )
 
@@ -121,7 +120,7 @@ class CudaRenderer(CStyleRenderer):
                 reduces |= bool(seg.reductions)
                 pairs |= any(r.loc for r in seg.reductions)
                 self.nest_kernel(kernels, seg)
-            elif (loop := scan_segment(seg)) is not None:
+            elif (loop := runs_as_scan(self, seg)) is not None:
                 scans.append(loop)
                 scan_functor(self, kernels, seg, loop)
             else:
@@ -484,7 +483,7 @@ class CudaRenderer(CStyleRenderer):
         return f"{s} = {s} {'+' if r.op == 'add' else '*'} {p};"
 
     def launch_serial(self, buf: CodeBuffer, seg: DeviceSerial) -> None:
-        if (loop := scan_segment(seg)) is not None:
+        if (loop := runs_as_scan(self, seg)) is not None:
             launch_scan(self, buf, seg, loop)
             return
         with buf.block("", opener="{"):

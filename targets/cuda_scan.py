@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from targets.base import CodeBuffer
 from targets.cstyle import cname
 from translate import ir, scan
-from translate.schedule import DeviceSerial
+from translate.schedule import DeviceSerial, scan_segment
 from translate.simplify import const_int, simplify
 
 if TYPE_CHECKING:
@@ -77,6 +77,15 @@ template <typename T>
 struct KtRatioValue {
     __host__ __device__ T operator()(const KtRatio<T>& m) const { return m.b / m.d; }
 };"""
+
+
+def runs_as_scan(r: CudaRenderer, seg: DeviceSerial) -> ir.Loop | None:
+    """The recurrence ``seg`` runs as a CUB scan, or None where it runs in order: not a marked
+    loop, or a half-precision array (the map operators use ``fmax``, ``fabs`` and plain arithmetic)."""
+    loop = scan_segment(seg)
+    if loop is None or r.array(_map(loop)[0].array).dtype in (ir.DType.F16, ir.DType.BF16):
+        return None
+    return loop
 
 
 def helper_text(loops: list[ir.Loop]) -> str:

@@ -117,6 +117,13 @@ def test_a_recurrence_is_a_segment_of_its_own() -> None:
     assert "parallel_scan" not in get_renderer("kokkos").render(affine).source  # affine maps: in order
     assert "KtAffineThen<double>{}" in get_renderer("cuda").render(affine).source
     assert "rec_scan1" not in get_renderer("cuda", Schedule(level=2)).render(affine).source  # in order
+    n = v("n")
+    h = DType.F16
+    step = ir.Assign(ld("x", i, dt=h), b("add", ld("x", b("sub", i, c(1)), dt=h), ld("y", i, dt=h)))
+    half = kern("rec", (sc("n"), ir.Array("y", h, (n,)), ir.Array("x", h, (n,), intent=ir.Intent.INOUT)),
+                (loop("i", 1, n, (step,), par=False),))
+    assert marked(half)
+    assert "cub::" not in get_renderer("cuda").render(half).source  # half precision: CUDA runs it in order
 
 
 @pytest.mark.parametrize("target", TARGETS)
