@@ -2,7 +2,7 @@
 
 ``X(f(i)) = A(i) * X(f(i - step)) + B(i)`` is an inclusive scan of the iterations' terms (a prefix
 sum where ``A`` is 1) or of their affine maps ``x -> A(i)*x + B(i)``, composed by ``KtAffineThen``;
-a ratio recurrence (``scan.ratio``) of its maps ``x -> (a*x + b) / (c*x + d)`` as 2x2 matrices,
+a ratio recurrence of its maps ``x -> (a*x + b) / (c*x + d)`` as 2x2 matrices,
 multiplied and scaled by ``KtRatioThen``.
 A functor named after the segment, ``NAME_terms`` or ``NAME_maps``, gives the k-th iteration's
 term or map from the arrays; the first one takes in the element before the first iteration (the
@@ -20,7 +20,7 @@ from targets.base import CodeBuffer
 from targets.cstyle import cname
 from translate import ir, scan
 from translate.schedule import DeviceSerial, scan_segment
-from translate.simplify import const_int, simplify
+from translate.simplify import const_int
 
 if TYPE_CHECKING:
     from targets.cuda import CudaRenderer
@@ -83,7 +83,7 @@ def runs_as_scan(r: CudaRenderer, seg: DeviceSerial) -> ir.Loop | None:
     """The recurrence ``seg`` runs as a CUB scan, or None where it runs in order: not a marked
     loop, or a half-precision array (the map operators use ``fmax``, ``fabs`` and plain arithmetic)."""
     loop = scan_segment(seg)
-    if loop is None or r.array(_map(loop)[0].array).dtype in (ir.DType.F16, ir.DType.BF16):
+    if loop is None or r.array(scan.of(loop).store.array).dtype in (ir.DType.F16, ir.DType.BF16):
         return None
     return loop
 
@@ -98,14 +98,9 @@ def _names(r: CudaRenderer, seg: DeviceSerial) -> list[str]:
     return [r.var(s) for s in seg.scalars_in] + [cname(a) for a in seg.arrays]
 
 
-def _map(loop: ir.Loop) -> tuple[ir.Load, str, list[ir.Expr | None]]:
-    """A marked loop's store, scan kind and coefficients (sum: b; affine: a, b; ratio: a, b, c, d)."""
-    found = scan.ratio(loop)
-    if found is not None:
-        store, _, coefficients = found
-        return store, "ratio", list(coefficients)
-    store, _, mul, add = scan.parts(loop)
-    return store, "sum" if mul is None else "affine", ([add] if mul is None else [mul, add])
+def _functor(seg: DeviceSerial, kind: str) -> str:
+    """The struct giving the iterations' terms (a sum) or maps."""
+    return f"{seg.name}_terms" if kind == "sum" else f"{seg.name}_maps"
 
 
 _TYPE = {"sum": "{t}", "affine": "KtAffine<{t}>", "ratio": "KtRatio<{t}>"}
@@ -113,9 +108,10 @@ _TYPE = {"sum": "{t}", "affine": "KtAffine<{t}>", "ratio": "KtRatio<{t}>"}
 
 def scan_functor(r: CudaRenderer, buf: CodeBuffer, seg: DeviceSerial, loop: ir.Loop) -> None:
     """The struct giving the k-th iteration's term (a prefix sum) or map (affine, ratio)."""
-    store, kind, coefficients = _map(loop)
+    rec = scan.of(loop)
+    store, kind, coefficients = rec.store, rec.kind, rec.coefficients
     t = r.ctype(r.array(store.array).dtype)
-    name, what = (f"{seg.name}_terms", "term") if kind == "sum" else (f"{seg.name}_maps", f"{kind} map")
+    name, what = _functor(seg, kind), ("term" if kind == "sum" else f"{kind} map")
     value = _TYPE[kind].format(t=t)
     buf.line(f"// {name}: the k-th iteration's {what} of the recurrence at {r.where(loop.line)};")
     buf.line("// the first takes in the element before it, so the inclusive scan yields the stored elements")
@@ -145,17 +141,17 @@ def scan_functor(r: CudaRenderer, buf: CodeBuffer, seg: DeviceSerial, loop: ir.L
 
 def launch_scan(r: CudaRenderer, buf: CodeBuffer, seg: DeviceSerial, loop: ir.Loop) -> None:
     """The launcher's block: the scan's temporary storage, the scan, and its release (stream-ordered)."""
-    store, kind, _ = _map(loop)
+    rec = scan.of(loop)
+    store, kind = rec.store, rec.kind
     t = r.ctype(r.array(store.array).dtype)
-    first = ir.Load(store.array, tuple(simplify(ir.substitute(i, {loop.var: loop.start})) for i in store.index),
-                    store.dtype)
+    first = scan.at_start(store, loop)
     trip = f"{r.var(loop.var)}_trip"
     with buf.block("", opener="{"):
         what = "prefix sum" if kind == "sum" else f"scan of its {kind} maps"
         buf.line(f"// {seg.name} ({r.where(seg.line)}): the recurrence as a parallel {what} (cub::DeviceScan)")
         buf.line(f"const int {trip} = {r.trip(loop)};")
         with buf.block(f"if ({trip} > 0)"):
-            functor = f"{seg.name}_terms" if kind == "sum" else f"{seg.name}_maps"
+            functor = _functor(seg, kind)
             buf.line(f"const auto kt_in = thrust::make_transform_iterator(thrust::counting_iterator<long long>(0), "
                      f"{functor}{{{', '.join(_names(r, seg))}}});")
             target = f"&{r.expr(first)}"

@@ -345,7 +345,8 @@ class KokkosRenderer(CStyleRenderer):
     def prefix_sum(self, buf: CodeBuffer, seg: DeviceSerial, loop: ir.Loop) -> None:
         """A sum recurrence (``translate.scan``) as ``Kokkos::parallel_scan``: each iteration adds its
         term to the running partial, and the final pass stores the element before the first plus it."""
-        store, _, _, term = scan.parts(loop)
+        rec = scan.of(loop)
+        store, term = rec.store, rec.coefficients[0]
         assert term is not None
         ct = self.ctype(self.array(store.array).dtype)
         params = self.seg_params(seg.arrays, self.used_scalars(seg.scalars_in, seg.stmts))

@@ -27,13 +27,8 @@ class ScanEmitter(_Emitter):
     def __init__(self, kernel: ir.Kernel, seg: DeviceSerial, loop: ir.Loop, host: HostExpr) -> None:
         super().__init__(kernel)
         self.seg, self.loop, self.host = seg, loop, host
-        found = scan.ratio(loop)
-        if found is None:
-            self.store, _, self.mul, self.add = scan.parts(loop)
-        else:
-            self.store, _, self.maps = found
-            self.mul = self.add = None
-        self.ratio = found is not None
+        self.rec = scan.of(loop)
+        self.store = self.rec.store
         self.dtype = kernel.param(self.store.array).dtype
         self.dev.vector = {loop.var}
         self.zero, self.one = literal(0, self.dtype, True), literal(1, self.dtype, True)
@@ -54,11 +49,11 @@ class ScanEmitter(_Emitter):
         tiles = ["for tile in tl.static_range(TILES):",
                  "    kt_k = (pid * TILES + tile) * BLOCK + tl.arange(0, BLOCK)",
                  "    mask = kt_k < kt_trip",
-                 f"    {var} = {start} {'+' if const_int(loop.step) == 1 else '-'} kt_k",
-                 f"    kt_terms = {self.coefficient(self.add, zero)}"]
+                 f"    {var} = {start} {'+' if const_int(loop.step) == 1 else '-'} kt_k"]
         previous = f"tl.load(kt_totals + pid - 1, mask=pid > 0, other={zero})"  # the program before's last value
         start_carry = f"kt_carry = tl.where(pid > 0, {previous}, {before})"
         if self.is_sum:  # a prefix sum
+            tiles.append(f"    kt_terms = {self.coefficient(self.rec.coefficients[0], zero)}")
             totals = [f"kt_carry = tl.zeros([], {dt})", *tiles, "    kt_carry += tl.sum(kt_terms, axis=0)",
                       "tl.store(kt_totals + pid, kt_carry)"]
             carries = [f"kt_sums = tl.load(kt_totals + kt_p, mask=kt_p < kt_programs, other={zero})",
@@ -88,15 +83,18 @@ class ScanEmitter(_Emitter):
 
     @property
     def is_sum(self) -> bool:
-        return not self.ratio and self.mul is None
+        return self.rec.kind == "sum"
+
+    @property
+    def ratio(self) -> bool:
+        return self.rec.kind == "ratio"
 
     def components(self) -> list[tuple[str, ir.Expr | None, str]]:
-        """(name, coefficient, identity) of each component of the iterations' maps."""
-        zero, one = self.zero, self.one
-        if self.ratio:
-            a, b, c, d = self.maps
-            return [("kt_a", a, one), ("kt_b", b, zero), ("kt_c", c, zero), ("kt_d", d, one)]
-        return [("kt_a", self.mul, one), ("kt_b", self.add, zero)]
+        """(name, coefficient, identity) of each component of the iterations' maps: the identity
+        map is 1 on the diagonal (a, and a ratio's d), 0 elsewhere."""
+        names = ("kt_a", "kt_b", "kt_c", "kt_d")
+        return [(n, e, self.one if n in ("kt_a", "kt_d") else self.zero)
+                for n, e in zip(names, self.rec.coefficients, strict=False)]
 
     def map_lines(self, tiles: list[str], start_carry: str) -> tuple[list[str], list[str], list[str]]:
         """The three kernels' lines of a scan of maps (affine or ratio)."""
@@ -107,9 +105,8 @@ class ScanEmitter(_Emitter):
         ident = [i for _, _, i in comps]
         # each lane's map (a missing coefficient is 0); lanes past the end hold the identity map
         lanes = [f"    {n} = {self.coefficient(e, i)}" for n, e, i in comps]
-        tiles = [*tiles[:-1], *lanes]  # the sum's terms (the last line) replaced by the maps
         joined = ", ".join(names)
-        scanned = [*tiles, f"    {joined} = tl.associative_scan(({joined}), 0, {helper})"]
+        scanned = [*tiles, *lanes, f"    {joined} = tl.associative_scan(({joined}), 0, {helper})"]
         last = ", ".join(_LAST.format(v=n, zero=self.zero) for n in names)
         dt = dev_dtype(self.dtype)
         program = ", ".join(f"kt_p{n[3:]}" for n in names)

@@ -20,14 +20,26 @@ each."""
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from translate import ir
 from translate.scan_fission import moves_by_step, split
 from translate.simplify import const_int, simplify
 
 Affine = tuple[ir.Expr | None, ir.Expr | None]  # (a, b) of x -> a*x + b; None: a is 1, b is 0
-Ratio = tuple[ir.Expr | None, ir.Expr | None, ir.Expr | None, ir.Expr | None]  # x -> (a*x + b) / (c*x + d)
+
+
+@dataclass(frozen=True)
+class Recurrence:
+    """A recurrence loop's store ``X(f(i))``, the previous element it reads, and how the element
+    follows from it: ``kind`` "sum" (coefficients ``(b,)``: x + b), "affine" (``(a, b)``: a*x + b)
+    or "ratio" (``(a, b, c, d)``: (a*x + b) / (c*x + d)); a None coefficient is 0 (an affine ``a``
+    and a ratio's ``c`` never are)."""
+
+    store: ir.Load
+    prev: ir.Load
+    kind: str
+    coefficients: tuple[ir.Expr | None, ...]
 
 
 def recognise(body: tuple[ir.Stmt, ...], kernel: ir.Kernel) -> tuple[ir.Stmt, ...]:
@@ -57,72 +69,53 @@ def _marked(loop: ir.Loop) -> ir.Loop:
 
 
 def scannable(loop: ir.Loop, kernel: ir.Kernel) -> bool:
-    """Whether ``loop`` is a linear recurrence or a ratio of two (``ratio``)."""
-    return recurrence(loop, kernel) is not None or (ratio(loop) is not None and _target_ok(loop, kernel))
+    """Whether ``loop`` is a recurrence (``recurrence``) storing a 1-D array parameter of a number
+    type. Its one statement is then the loop's only store and the previous element its array's only
+    read, so the coefficients read neither the array nor anything the loop writes."""
+    found = recurrence(loop)
+    if found is None:
+        return False
+    try:
+        decl = kernel.param(found.store.array)
+    except KeyError:
+        return False
+    return isinstance(decl, ir.Array) and len(decl.shape) == 1 and decl.dtype not in (ir.DType.BOOL, ir.DType.CHAR)
 
 
 def kind(loop: ir.Loop) -> str:
     """A marked loop's scan: ``"sum"`` (``A`` is 1), ``"affine"`` or ``"ratio"``."""
-    if ratio(loop) is not None:
-        return "ratio"
-    return "sum" if parts(loop)[2] is None else "affine"
+    return of(loop).kind
 
 
-def parts(loop: ir.Loop) -> tuple[ir.Load, ir.Load, ir.Expr | None, ir.Expr | None]:
-    """A marked loop's store ``X(f(i))``, its read ``X(f(i - step))`` and its map's ``A(i)`` and
-    ``B(i)`` (None: 1 and 0). Not for a ratio (``ratio``)."""
-    found = _match(loop)
+def of(loop: ir.Loop) -> Recurrence:
+    """The recurrence of a marked loop."""
+    found = recurrence(loop)
     assert found is not None, "not a linear recurrence"
     return found
 
 
-def ratio(loop: ir.Loop) -> tuple[ir.Load, ir.Load, Ratio] | None:
-    """A serial loop's store, previous element and map ``(a*x + b) / (c*x + d)`` where its one
-    statement is a ratio of two affine terms in the previous element whose denominator reads it
-    (None: ``a``, ``b`` or ``d`` is 0; ``c`` is never None)."""
-    if const_int(loop.step) not in (1, -1) or loop.kind is not ir.LoopKind.SERIAL or loop.reductions:
+def recurrence(loop: ir.Loop) -> Recurrence | None:
+    """The recurrence ``loop`` is, or None: a serial loop counting by 1 or -1 without reductions
+    whose one statement stores a 1-D subscript moving with the loop, from the element one step
+    before, either affinely or as a ratio of two affine terms whose denominator reads it."""
+    s = loop.body[0] if len(loop.body) == 1 else None
+    if (loop.kind is not ir.LoopKind.SERIAL or loop.reductions or const_int(loop.step) not in (1, -1)
+            or not isinstance(s, ir.Assign) or not isinstance(s.target, ir.Load) or len(s.target.index) != 1):
         return None
-    if len(loop.body) != 1 or not isinstance(loop.body[0], ir.Assign):
-        return None
-    s = loop.body[0]
-    value = s.value
-    if not isinstance(s.target, ir.Load) or len(s.target.index) != 1 or not isinstance(value, ir.BinOp):
-        return None
-    if value.op != "div" or not value.dtype.is_float:
-        return None
-    reads = [n for n in ir.walk(value) if isinstance(n, ir.Load) and n.array == s.target.array]
-    if not reads or any(r != reads[0] for r in reads) or not moves_by_step(loop, s.target, reads[0]):
+    store, value = s.target, s.value
+    reads = [n for n in ir.walk(value) if isinstance(n, ir.Load) and n.array == store.array]
+    if not reads or any(r != reads[0] for r in reads) or not moves_by_step(loop, store, reads[0]):
         return None
     prev = reads[0]
-    terms = _ratio_terms(value.lhs, prev), _ratio_terms(value.rhs, prev)
-    if terms[0] is None or terms[1] is None or terms[1][0] is None:
+    if len(reads) == 1 and (found := _split(value, prev)) is not None:
+        a, b = found
+        return Recurrence(store, prev, "sum", (b,)) if a is None else Recurrence(store, prev, "affine", (a, b))
+    if not isinstance(value, ir.BinOp) or value.op != "div" or not value.dtype.is_float:
         return None
-    (a, b), (c, d) = terms
-    return s.target, prev, (a, b, c, d)
-
-
-def recurrence(loop: ir.Loop, kernel: ir.Kernel) -> Affine | None:
-    """The map (``A(i)``, ``B(i)``) of a linear recurrence, or None when ``loop`` is not one."""
-    step = const_int(loop.step)
-    if loop.kind is not ir.LoopKind.SERIAL or loop.reductions or step not in (1, -1):
+    num, den = _ratio_terms(value.lhs, prev), _ratio_terms(value.rhs, prev)
+    if num is None or den is None or den[0] is None:
         return None
-    found = _match(loop)
-    if found is None or not _target_ok(loop, kernel):
-        return None
-    # the body is that one store, so the loop writes no scalar but its variable, and the previous
-    # element is the array's only read: the coefficients read neither the array nor anything written
-    return found[2], found[3]
-
-
-def _target_ok(loop: ir.Loop, kernel: ir.Kernel) -> bool:
-    """Whether the one statement stores a 1-D array parameter of a number type."""
-    s = loop.body[0]
-    assert isinstance(s, ir.Assign) and isinstance(s.target, ir.Load)
-    try:
-        decl = kernel.param(s.target.array)
-    except KeyError:
-        return False
-    return isinstance(decl, ir.Array) and len(decl.shape) == 1 and decl.dtype not in (ir.DType.BOOL, ir.DType.CHAR)
+    return Recurrence(store, prev, "ratio", (*num, *den))
 
 
 def _ratio_terms(e: ir.Expr, prev: ir.Load) -> Affine | None:
@@ -140,28 +133,15 @@ def _ratio_terms(e: ir.Expr, prev: ir.Load) -> Affine | None:
     return (ir.Const(1.0, e.dtype) if a is None else a), b
 
 
+def at_start(load: ir.Load, loop: ir.Loop) -> ir.Load:
+    """``load`` with the loop variable at the loop's start: the first iteration's element."""
+    return ir.Load(load.array, tuple(simplify(ir.substitute(i, {loop.var: loop.start})) for i in load.index),
+                   load.dtype)
+
+
 def first_read(loop: ir.Loop) -> ir.Load:
     """The element before the first iteration's, ``X(f(start - step))``: where the scan starts."""
-    found = ratio(loop)
-    prev = found[1] if found is not None else parts(loop)[1]
-    return ir.Load(prev.array, tuple(simplify(ir.substitute(i, {loop.var: loop.start})) for i in prev.index),
-                   prev.dtype)
-
-
-def _match(loop: ir.Loop) -> tuple[ir.Load, ir.Load, ir.Expr | None, ir.Expr | None] | None:
-    if len(loop.body) != 1 or not isinstance(loop.body[0], ir.Assign):
-        return None
-    s = loop.body[0]
-    if not isinstance(s.target, ir.Load) or len(s.target.index) != 1:
-        return None
-    store = s.target
-    reads = [n for n in ir.walk(s.value) if isinstance(n, ir.Load) and n.array == store.array]
-    if len(reads) != 1 or not moves_by_step(loop, store, reads[0]):
-        return None
-    split = _split(s.value, reads[0])
-    if split is None:
-        return None
-    return store, reads[0], *split
+    return at_start(of(loop).prev, loop)
 
 
 def _has(e: ir.Expr, prev: ir.Load) -> bool:
