@@ -3,7 +3,7 @@
 Each iteration applies an affine map whose coefficients do not depend on the recurrence to the
 previous element, so the loop is an inclusive scan of the maps (a prefix sum where ``A`` is 1)
 started from the element before the first, and a target may run it as a parallel scan
-(``targets.triton_scan``) instead of on one thread. The result differs from the loop's only in
+(``targets.triton_scan``, ``targets.cuda_scan``) instead of on one thread. The result differs from the loop's only in
 the order of the operations. Recognised: a loop counting by 1 or -1 with no reductions, whose body
 is that one assignment to a 1-D subscript that moves with the loop variable by the step
 (``f(i) = i + c``, ``c`` loop-invariant), whose value holds the previous element as its only read

@@ -140,7 +140,7 @@ class Schedule:
     # a matrix product written as loops runs as the tiled matmul (translate.contraction)
     contraction: bool = True
     # a linear recurrence x(i) = a(i) * x(i - 1) + b(i) runs as a parallel scan where the target
-    # has one (translate.scan; Triton), not on one thread
+    # has one (translate.scan; Triton, CUDA), not on one thread
     scan: bool = True
 
     def describe(self) -> str:
