@@ -1,9 +1,12 @@
 """Fortran frontend: source files -> ``ir.Module`` (one per file) through fparser2.
 
-Each SUBROUTINE/FUNCTION (also inside MODULEs) becomes one ``ir.Kernel``; a routine
-using a construct the frontend cannot lower becomes an ``ir.Opaque`` with the
-reason and file:line, and the rest of the file goes on. Malformed source raises
-``ParseError`` naming the file and line.
+Each SUBROUTINE/FUNCTION (also inside MODULEs and main PROGRAMs) becomes one
+``ir.Kernel``; a routine using a construct the frontend cannot lower becomes an
+``ir.Opaque`` with the reason and file:line, and the rest goes on. Modules are
+resolved across files in the order of their USEs (cycles reported); a module that
+is not in the sources only costs the routines that need a name from it. A main
+program is host code: an Opaque that names its contained procedures. Malformed
+source raises ``ParseError`` naming the file and line.
 
 IR conventions of this frontend:
 
@@ -11,8 +14,9 @@ IR conventions of this frontend:
 * a FUNCTION's value is the local Scalar named like the function and
   ``Kernel.result`` its dtype (a ``RESULT(r)`` variable is renamed to it);
 * COMMON and module variables a routine uses are extra params after the dummy
-  arguments, with ``binding`` "common:/blk/" (blank COMMON: "common://") or
-  "module:name";
+  arguments, with ``binding`` "common:/blk/" (blank COMMON: "common://"),
+  "module:name" or, for the variables of the main program a procedure is contained
+  in, "program:name";
 * CHARACTER*1 flags are ``DType.CHAR`` scalars; ``LSAME(a, 'N')`` is
   ``Call("lsame")``; ``CALL XERBLA(...)`` is ``ErrorCall("xerbla", ...)``;
 * small project routines called are inlined, their locals renamed ``<callee><k>_<name>``.
@@ -20,63 +24,55 @@ IR conventions of this frontend:
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from fparser.common.readfortran import FortranStringReader
-from fparser.common.sourceinfo import FortranFormat
 from fparser.two import Fortran2003 as F
-from fparser.two.parser import ParserFactory
-from fparser.two.utils import FortranSyntaxError, walk
+from fparser.two.utils import walk
 
-from parsers.base import ParseError, Preprocessed, Unsupported, needs_cpp, run_cpp
+from parsers.base import ParseError, Unsupported
 from parsers.fortran_expr import ExprLowerer
-from parsers.fortran_scope import Scope, declare, type_spec
+from parsers.fortran_scope import Scope, UseAssoc, declare, type_spec
 from parsers.fortran_shapes import assumed_extent, infer_intents
 from parsers.fortran_stmts import StmtLowerer
+from parsers.fortran_units import (
+    FIXED_SUFFIXES,
+    FREE_SUFFIXES,
+    INTRINSIC_MODULES,
+    SourceFile,
+    contained,
+    first_line,
+    head,
+    last_line,
+    make_parser,
+    read,
+    spec_part,
+    top_units,
+    unit_name,
+    used_modules,
+)
 from translate import ir
 from translate.ir import Const, DType, Var
 from translate.simplify import simplify, simplify_body
 
-FIXED_SUFFIXES = (".f", ".for", ".f77", ".ftn")
-FREE_SUFFIXES = (".f90", ".f95", ".f03", ".f08")
-
-
-@dataclass
-class _File:
-    rel: str
-    pp: Preprocessed
-    lines: list[str]
-    root: Path
-
-    def rel_of(self, name: str) -> str:
-        p = Path(name)
-        try:
-            return str(p.resolve().relative_to(self.root.resolve()))
-        except (ValueError, OSError):
-            return self.rel if p.name == Path(self.rel).name else name
-
-    def origin(self, line: int) -> tuple[str, int]:
-        name, orig = self.pp.origin(line)
-        return self.rel_of(name), orig
-
-    def where(self, line: int) -> str:
-        name, orig = self.origin(line)
-        return f"{name}:{orig}"
+__all__ = ["FIXED_SUFFIXES", "FREE_SUFFIXES", "parse_files", "parse_source"]
 
 
 @dataclass
 class _Routine:
     node: object
-    file: _File
-    module: Scope | None
+    file: SourceFile
+    host: Scope | None  # the module or main program it is contained in
 
 
 @dataclass
 class _Project:
+    """Every unit of the workflow's files: module scopes (built in USE order), routines by
+    name, and the routines lowered so far (a call lowers its callee first, to inline it)."""
+
     routines: dict[str, _Routine] = field(default_factory=dict)
     modules: dict[str, Scope] = field(default_factory=dict)
+    broken_modules: dict[str, str] = field(default_factory=dict)  # module -> why it has no scope
     done: dict[str, ir.Kernel | ir.Opaque] = field(default_factory=dict)
     active: set[str] = field(default_factory=set)
 
@@ -100,178 +96,179 @@ class _Project:
 def parse_files(paths: list[Path], root: Path, include: list[Path] | None = None,
                 defines: dict[str, str] | None = None,
                 errors: list[ParseError] | None = None) -> list[ir.Module]:
-    """One ``ir.Module`` per file (``Module.path`` relative to ``root``). Calls between
-    the files are resolved (and small callees inlined). A malformed file raises
-    ``ParseError``; pass ``errors`` to collect those instead and go on."""
-    parser = ParserFactory().create(std="f2008")
-    project = _Project()
-    parsed: list[tuple[_File, object]] = []
+    """One ``ir.Module`` per file (``Module.path`` relative to ``root``). Modules are
+    resolved across the files in any order; calls between the files are resolved (and
+    small callees inlined). A malformed file raises ``ParseError``; pass ``errors`` to
+    collect those instead and go on."""
+    parser = make_parser()
+    parsed: list[tuple[SourceFile, object]] = []
     for path in paths:
         try:
-            f, tree = _read(Path(path), Path(root), parser, list(include or []), dict(defines or {}))
+            parsed.append(read(Path(path), Path(root), parser, list(include or []), dict(defines or {})))
         except ParseError as err:
             if errors is None:
                 raise
             errors.append(err)
-            continue
-        parsed.append((f, tree))
-        _collect(tree, f, project)
-    modules: list[ir.Module] = []
-    for f, tree in parsed:
-        kernels: list[ir.Kernel | ir.Opaque] = []
-        for unit in _units(tree):
-            name = _unit_name(unit)
-            if isinstance(unit, F.Main_Program):
-                kernels.append(_opaque(name, unit, f, f"PROGRAM {name} at {f.where(_first_line(unit))} is a main"
-                                       " program, not a routine"))
-                continue
-            result = project.resolve(name)
-            if result is not None:
-                kernels.append(result)
-        modules.append(ir.Module(tuple(kernels), "fortran", f.rel))
-    return modules
+    project = _collect(parsed)
+    return [ir.Module(tuple(_lowered(tree, f, project)), "fortran", f.rel) for f, tree in parsed]
 
 
 def parse_source(text: str, path: str = "source.f90", fixed_form: bool | None = None,
                  include: list[Path] | None = None, defines: dict[str, str] | None = None) -> ir.Module:
     """Parse one source text (for tests); ``path`` names it in messages."""
-    parser = ParserFactory().create(std="f2008")
-    project = _Project()
-    f, tree = _read(Path(path), Path("."), parser, list(include or []), dict(defines or {}), text=text,
-                    fixed=fixed_form)
+    f, tree = read(Path(path), Path("."), make_parser(), list(include or []), dict(defines or {}), text=text,
+                   fixed=fixed_form)
     f.rel = path
-    _collect(tree, f, project)
-    kernels = [k for u in _units(tree) if (k := project.resolve(_unit_name(u))) is not None]
-    return ir.Module(tuple(kernels), "fortran", path)
+    project = _collect([(f, tree)])
+    return ir.Module(tuple(_lowered(tree, f, project)), "fortran", path)
 
 
-# ------------------------------------------------------------------ reading
-
-
-def _read(path: Path, root: Path, parser: object, include: list[Path], defines: dict[str, str],
-          text: str | None = None, fixed: bool | None = None) -> tuple[_File, object]:
-    try:
-        rel = str(path.resolve().relative_to(root.resolve()))
-    except ValueError:
-        rel = str(path)
-    if text is None:
-        try:
-            text = path.read_text(errors="replace")
-        except OSError as err:
-            raise ParseError(rel, 0, f"cannot read: {err}") from err
-    if fixed is None:
-        fixed = path.suffix.lower() in FIXED_SUFFIXES
-    if needs_cpp(path, text):
-        try:
-            pp = run_cpp(path.resolve() if path.exists() else path, text, include, defines)
-        except ParseError as err:
-            raise ParseError(rel, err.line, err.message) from err
-    else:
-        pp = Preprocessed(text, tuple((str(path), i + 1) for i in range(text.count("\n") + 1)))
-    f = _File(rel, pp, pp.text.splitlines(), root)
-    reader = FortranStringReader(pp.text, ignore_comments=False)
-    reader.set_format(FortranFormat(not fixed, False))
-    try:
-        tree = parser(reader)  # type: ignore[operator]
-    except FortranSyntaxError as err:
-        m = re.search(r"at line (\d+)", str(err))
-        line = int(m.group(1)) if m else 0
-        name, orig = f.origin(line) if line else (rel, 0)
-        detail = str(err).split("\n", 1)[-1].strip().lstrip(">").strip()
-        raise ParseError(name, orig, f"Fortran syntax error: {detail}") from err
-    except Exception as err:  # fparser raises assorted internal errors on bad input
-        raise ParseError(rel, 0, f"fparser could not parse the file: {err}") from err
-    if tree is None:
-        raise ParseError(rel, 0, "empty or unparsable file")
-    return f, tree
-
-
-def _units(tree: object) -> list[object]:
-    out: list[object] = []
-    for unit in getattr(tree, "children", []):
-        if isinstance(unit, (F.Subroutine_Subprogram, F.Function_Subprogram, F.Main_Program)):
-            out.append(unit)
-        elif isinstance(unit, F.Module):
-            for part in unit.children:
-                if isinstance(part, F.Module_Subprogram_Part):
-                    out.extend(c for c in part.children
-                               if isinstance(c, (F.Subroutine_Subprogram, F.Function_Subprogram)))
+def _lowered(tree: object, f: SourceFile, project: _Project) -> list[ir.Kernel | ir.Opaque]:
+    """The file's routines in source order; a main program is host code, kept as an Opaque
+    that names its contained procedures (they are routines of their own)."""
+    out: list[ir.Kernel | ir.Opaque] = []
+    for unit in top_units(tree):
+        if isinstance(unit, F.Module):
+            out += [k for p in contained(unit) if (k := project.resolve(unit_name(p))) is not None]
+        elif isinstance(unit, F.Main_Program):
+            name = unit_name(unit)
+            inner = [unit_name(p) for p in contained(unit)]
+            note = f"; its contained procedures ({', '.join(inner)}) are routines of their own" if inner else ""
+            out.append(_opaque(name, unit, f, f"PROGRAM {name} at {f.where(first_line(unit))} is a main program:"
+                               f" it stays host code{note}", None))
+            out += [k for n in inner if (k := project.resolve(n)) is not None]
+        elif (k := project.resolve(unit_name(unit))) is not None:
+            out.append(k)
     return out
 
 
-def _head(unit: object) -> object:
-    return next(c for c in unit.children if not isinstance(c, F.Comment))  # type: ignore[attr-defined]
+# ------------------------------------------------------------- the project
 
 
-def _unit_name(unit: object) -> str:
-    head = _head(unit)
-    names = [c for c in head.items if isinstance(c, F.Name)]
-    return str(names[0]).lower() if names else "main"
+def _collect(parsed: list[tuple[SourceFile, object]]) -> _Project:
+    """Module scopes in the order of their USEs (whatever the file order), then every routine."""
+    project = _Project()
+    defs: dict[str, tuple[object, SourceFile]] = {}
+    for f, tree in parsed:
+        for unit in top_units(tree):
+            if isinstance(unit, F.Module):
+                defs.setdefault(unit_name(unit), (unit, f))
+    state: dict[str, str] = {}  # module -> "visiting" | "done"
+
+    def build(name: str, chain: tuple[str, ...]) -> None:
+        if state.get(name) == "done":
+            return
+        if state.get(name) == "visiting":
+            cycle = " -> ".join([*chain[chain.index(name):], name])
+            for m in chain[chain.index(name):]:
+                project.broken_modules.setdefault(m, f"modules USE each other in a cycle: {cycle}")
+            return
+        state[name] = "visiting"
+        unit, f = defs[name]
+        for dep in used_modules(spec_part(unit)):
+            if dep in defs:
+                build(dep, (*chain, name))
+        state[name] = "done"
+        if name not in project.broken_modules:
+            project.modules[name] = _host_scope(unit, f, project, f"module:{name}", module_name=name)
+
+    for name in defs:
+        build(name, ())
+    for f, tree in parsed:
+        for unit in top_units(tree):
+            if isinstance(unit, F.Module):
+                host = project.modules.get(unit_name(unit))
+                for p in contained(unit):
+                    _add_routine(project, p, f, host)
+            elif isinstance(unit, F.Main_Program):
+                name = unit_name(unit)
+                scope = _host_scope(unit, f, project, f"program:{name}")
+                for p in contained(unit):
+                    _add_routine(project, p, f, scope)
+            else:
+                _add_routine(project, unit, f, None)
+    return project
 
 
-def _first_line(unit: object) -> int:
-    return _head(unit).item.span[0]  # type: ignore[attr-defined]
+def _add_routine(project: _Project, unit: object, f: SourceFile, host: Scope | None) -> None:
+    project.routines.setdefault(unit_name(unit), _Routine(unit, f, host))
 
 
-def _collect(tree: object, f: _File, project: _Project) -> None:
-    for unit in getattr(tree, "children", []):
-        if isinstance(unit, F.Module):
-            scope = _module_scope(unit, f, project)
-            project.modules[scope.module_name or ""] = scope
-            for u in _units(_Wrap([unit])):
-                project.routines[_unit_name(u)] = _Routine(u, f, scope)
-        elif isinstance(unit, (F.Subroutine_Subprogram, F.Function_Subprogram)):
-            project.routines[_unit_name(unit)] = _Routine(unit, f, None)
-
-
-@dataclass
-class _Wrap:
-    children: list[object]
-
-
-def _module_scope(unit: object, f: _File, project: _Project) -> Scope:
-    name = _unit_name(unit)
-    scope = Scope(f.rel, module_name=name)
+def _host_scope(unit: object, f: SourceFile, project: _Project, binding: str,
+                module_name: str | None = None) -> Scope:
+    """The scope of a module's or main program's specification part: its variables are
+    the globals of the procedures it contains (``binding`` says where they live). A
+    declaration that cannot be lowered is remembered: only a routine using it fails."""
+    scope = Scope(f.rel, module_name=module_name)
     ex = ExprLowerer(scope, f.where)
-    for part in unit.children:  # type: ignore[attr-defined]
-        if isinstance(part, F.Specification_Part):
-            for stmt in part.children:
-                if isinstance(stmt, F.Use_Stmt):
-                    _use(stmt, scope, project)
-                    continue
-                try:
-                    declare(stmt, scope, ex, module=True)
-                except Unsupported:
-                    continue  # a routine that uses it will report
+    part = spec_part(unit)
+    for stmt in (part.children if part is not None else ()):  # type: ignore[attr-defined]
+        ex.line = getattr(getattr(stmt, "item", None), "span", (ex.line,))[0]
+        try:
+            if isinstance(stmt, F.Use_Stmt):
+                _use(stmt, scope, project)
+            else:
+                declare(stmt, scope, ex, module=True)
+        except Unsupported as err:
+            for n in _declared_names(stmt):
+                scope.broken.setdefault(n, err.reason)
     for sym in scope.syms.values():
         if sym.const is None and sym.binding is None and not sym.external:
-            sym.binding = f"module:{name}"
+            sym.binding = binding
     return scope
 
 
+def _declared_names(stmt: object) -> list[str]:
+    """The names a specification statement declares (for remembering a failed one)."""
+    if isinstance(stmt, F.Type_Declaration_Stmt):
+        return [str(e.items[0]).lower() for e in stmt.items[2].items]
+    if isinstance(stmt, F.Derived_Type_Def):
+        return [str(n).lower() for n in walk(stmt.children[0], F.Type_Name)]
+    return [str(n).lower() for n in walk(stmt, F.Name)][:1] if isinstance(stmt, (F.Dimension_Stmt,)) else []
+
+
 def _use(stmt: object, scope: Scope, project: _Project) -> None:
-    mod = next((str(n).lower() for n in walk(stmt, F.Name)), "")
-    if mod in project.modules:
-        scope.used.append(project.modules[mod])
-    elif mod not in ("iso_fortran_env", "iso_c_binding"):
-        raise Unsupported(f"USE of unknown module {mod}")
+    """A USE statement: the module's scope with its ONLY list and renames; a module that is
+    not in the sources is remembered (names from it are then never typed implicitly)."""
+    mod = str(stmt.items[2]).lower()  # type: ignore[attr-defined]
+    if mod in project.broken_modules:
+        raise Unsupported(f"USE {mod}: {project.broken_modules[mod]}")
+    if mod not in project.modules:
+        if mod not in INTRINSIC_MODULES and mod not in scope.unknown_uses:
+            scope.unknown_uses.append(mod)
+        return
+    only: dict[str, str] | None = None
+    renames: dict[str, str] = {}
+    items = stmt.items[4]  # type: ignore[attr-defined]
+    has_only = "ONLY" in str(stmt.items[3] or "").upper()  # type: ignore[attr-defined]
+    for item in (getattr(items, "items", ()) if items is not None else ()):
+        if isinstance(item, F.Rename):
+            local, remote = str(item.items[1]).lower(), str(item.items[2]).lower()
+        else:
+            local = remote = str(item).lower()
+        if has_only:
+            only = only or {}
+            only[local] = remote
+        else:
+            renames[local] = remote
+    if has_only and only is None:
+        only = {}
+    scope.used.append(UseAssoc(project.modules[mod], only, renames))
 
 
 # ----------------------------------------------------------------- lowering
 
 
-def _opaque(name: str, unit: object, f: _File, reason: str, signature: ir.Kernel | None) -> ir.Opaque:
-    children = unit.children  # type: ignore[attr-defined]
-    first = _first_line(unit)
-    last = children[-1].item.span[1] if getattr(children[-1], "item", None) else first
-    src = "\n".join(f.lines[first - 1:last])
+def _opaque(name: str, unit: object, f: SourceFile, reason: str, signature: ir.Kernel | None) -> ir.Opaque:
+    first = first_line(unit)
+    src = "\n".join(f.lines[first - 1:last_line(unit)])
     path, line = f.origin(first)
     return ir.Opaque(name, src, reason, ir.Origin(path, line), signature)
 
 
 def _lower_routine(r: _Routine, project: _Project) -> ir.Kernel | ir.Opaque:
     unit, f = r.node, r.file
-    name = _unit_name(unit)
+    name = unit_name(unit)
     try:
         return _lower(unit, name, r, project)
     except Unsupported as err:
@@ -293,14 +290,14 @@ def _lower(unit: object, name: str, r: _Routine, project: _Project, signature_on
     """The routine as a Kernel; ``signature_only``: its parameters, locals and result with an empty
     body (what an Opaque region's hand- or agent-written translation must implement)."""
     f = r.file
-    head = _head(unit)
-    scope = Scope(f.rel, parent=r.module)
-    ex = ExprLowerer(scope, f.where, line=head.item.span[0])
-    args = [str(a).lower() for a in walk(head, F.Dummy_Arg_List) for a in a.items]
+    hd = head(unit)
+    scope = Scope(f.rel, parent=r.host)
+    ex = ExprLowerer(scope, f.where, line=hd.item.span[0])
+    args = [str(a).lower() for a in walk(hd, F.Dummy_Arg_List) for a in a.items]
     result_name: str | None = None
     result_type: tuple[DType, int | None] | None = None
-    if isinstance(head, F.Function_Stmt):
-        prefix, _, _, suffix = head.items
+    if isinstance(hd, F.Function_Stmt):
+        prefix, _, _, suffix = hd.items
         result_name = name
         if suffix is not None:
             result_name = next((str(n).lower() for n in walk(suffix, F.Name)), name)
@@ -330,17 +327,17 @@ def _lower(unit: object, name: str, r: _Routine, project: _Project, signature_on
             sym.dtype = result_type[0]
     if signature_only:
         declared = {a for a in args if (sym := scope.lookup(a)) is not None and sym.intent is not None}
-        return _conservative_intents(_assemble(name, args, result_name, (), scope, ex, sl, f, head), declared)
+        return _conservative_intents(_assemble(name, args, result_name, (), scope, ex, sl, f, hd), declared)
     body = sl.block(exec_nodes)
     if result_name is not None and result_name != name:
         body = tuple(ir.substitute(s, {result_name: Var(name, scope.type_of(result_name))})  # type: ignore[misc]
                      for s in body)
     body = simplify_body(body)
-    return _assemble(name, args, result_name, body, scope, ex, sl, f, head)
+    return _assemble(name, args, result_name, body, scope, ex, sl, f, hd)
 
 
 def _assemble(name: str, args: list[str], result_name: str | None, body: tuple[ir.Stmt, ...], scope: Scope,
-              ex: ExprLowerer, sl: StmtLowerer, f: _File, head: object) -> ir.Kernel:
+              ex: ExprLowerer, sl: StmtLowerer, f: SourceFile, hd: object) -> ir.Kernel:
     notes: list[str] = []
     declared: dict[str, ir.Intent] = {}
     params: list[ir.Decl] = []
@@ -395,7 +392,7 @@ def _assemble(name: str, args: list[str], result_name: str | None, body: tuple[i
     if result_name is not None:
         result = scope.type_of(result_name)
         locals_.append(ir.Scalar(name, result))
-    path, line = f.origin(head.item.span[0])  # type: ignore[attr-defined]
+    path, line = f.origin(hd.item.span[0])  # type: ignore[attr-defined]
     return ir.Kernel(name, tuple(params), tuple(locals_), body, ir.Origin(path, line), result, tuple(notes))
 
 

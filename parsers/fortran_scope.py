@@ -32,27 +32,53 @@ class Sym:
     char_len: int | None = 1
 
 
+@dataclass(frozen=True)
+class UseAssoc:
+    """One USE statement: the module's scope, and what it makes visible here (``only``:
+    local name -> the module's name, None for everything; ``renames``: local -> module)."""
+
+    scope: Scope
+    only: dict[str, str] | None = None
+    renames: dict[str, str] = field(default_factory=dict)
+
+    def lookup(self, name: str) -> Sym | None:
+        if self.only is not None:
+            return self.scope.lookup(self.only[name]) if name in self.only else None
+        if name in self.renames:
+            return self.scope.lookup(self.renames[name])
+        if name in self.renames.values():
+            return None  # renamed away: only the local name sees it
+        return self.scope.lookup(name)
+
+
 @dataclass
 class Scope:
-    """What one routine (or module specification part) declares."""
+    """What one routine (or a module's or main program's specification part) declares."""
 
     path: str
     syms: dict[str, Sym] = field(default_factory=dict)
     implicit: dict[str, DType | None] = field(default_factory=dict)  # letter -> type; empty = default rules
     implicit_none: bool = False
-    parent: Scope | None = None  # the module a routine is contained in, or USEd modules
-    used: list[Scope] = field(default_factory=list)
+    parent: Scope | None = None  # the module or main program a procedure is contained in
+    used: list[UseAssoc] = field(default_factory=list)
     module_name: str | None = None
     commons: dict[str, list[str]] = field(default_factory=dict)  # block -> members in storage order
+    # modules USEd here (or by the host) that are not in the workflow's sources: an undeclared
+    # name may come from one of them, so it is never given an implicit type
+    unknown_uses: list[str] = field(default_factory=list)
+    # names whose declaration could not be lowered -> why; using one makes the user unsupported
+    broken: dict[str, str] = field(default_factory=dict)
 
     def lookup(self, name: str) -> Sym | None:
         if name in self.syms:
             return self.syms[name]
-        for other in ([self.parent] if self.parent else []) + self.used:
-            s = other.lookup(name)
+        if name in self.broken:
+            raise Unsupported(self.broken[name])
+        for use in self.used:
+            s = use.lookup(name)
             if s is not None:
                 return s
-        return None
+        return self.parent.lookup(name) if self.parent is not None else None
 
     def get(self, name: str) -> Sym:
         s = self.syms.get(name)
@@ -67,7 +93,19 @@ class Scope:
             return s.dtype
         return self.implicit_type(name)
 
+    def unknown_modules(self) -> list[str]:
+        found = list(self.unknown_uses)
+        for use in self.used:
+            found += [m for m in use.scope.unknown_modules() if m not in found]
+        if self.parent is not None:
+            found += [m for m in self.parent.unknown_modules() if m not in found]
+        return found
+
     def implicit_type(self, name: str) -> DType:
+        unknown = self.unknown_modules()
+        if unknown:
+            raise Unsupported(f"'{name}' is not declared in {self.path}; it may come from module"
+                              f" {', '.join(unknown)}, which is not in the workflow's sources")
         letter = name[0]
         if letter in self.implicit:
             t = self.implicit[letter]

@@ -1,9 +1,15 @@
 """`translate`: the command line.
 
-    translate run PROJECT [--workflow W]... [--targets kokkos,triton] [--resume]
+    translate run PROJECT [--workflow W]... [--targets kokkos,triton] [--resume] [--strict]
     translate doctor [--measure | --remeasure] [--gpu | --cpu]   # toolchains; the machine's ceilings
     translate parse FILE...            # the IR and loop analysis of Fortran files
     translate check OUT --targets cuda,triton   # re-validate generated code against golden data
+
+Exit status of ``run``: 0 when no region named under ``regions:`` is unsupported or has
+a failed target; 1 when one has, or a name under ``regions:`` is no routine of the
+sources (with ``--strict``: when any region or target is unsupported or failed, or a
+file did not parse); 2 for a bad workflows.yaml; 3 when a workflow stopped on an
+internal error (the others still ran); 130 when interrupted.
 """
 
 from __future__ import annotations
@@ -81,16 +87,36 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"translate: {err}", file=sys.stderr)
         return 2
     targets = _targets(args.targets)
-    failed = 0
+    named_bad: list[str] = []
+    any_bad = crashed = 0
     for wf in workflows:
-        final = run_workflow(project, wf, targets, args.resume)
-        failed += len(final.get("errors", []))
+        try:
+            final = run_workflow(project, wf, targets, args.resume)
+        except KeyboardInterrupt:
+            print(f"translate: interrupted; `translate run {args.project} --resume` continues", file=sys.stderr)
+            return 130
+        except Exception as exc:  # one workflow's crash never stops the others, nor prints a traceback
+            crashed += 1
+            print(f"translate: workflow {wf.name} stopped by an internal error: {type(exc).__name__}: {exc}"
+                  f" (the other workflows go on; `--resume` continues this one after a fix)", file=sys.stderr)
+            continue
+        errors = final.get("errors", [])
+        any_bad += len(errors)
+        named_bad += [f"{wf.name}: {e}" for e in errors if "regions: '" in e]
         report = final.get("report")
         if report:
             doc = json.loads(Path(report).read_text())
             for region in doc["regions"]:
-                failed += sum(t["status"] == "failed" for t in region["targets"].values())
-    return 1 if failed and args.strict else 0
+                statuses = [t["status"] for t in region["targets"].values()]
+                bad = region["status"] == "unsupported" or "failed" in statuses
+                any_bad += bad or "unsupported" in statuses
+                if bad and wf.has_region(region["name"]):
+                    named_bad.append(f"{wf.name}: {region['name']}")
+    if named_bad:
+        print(f"translate: named regions unsupported or failed: {', '.join(named_bad)}", file=sys.stderr)
+    if crashed:
+        return 3
+    return 1 if named_bad or (any_bad and args.strict) else 0
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
@@ -173,7 +199,8 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--workflow", action="append", help="run only this workflow (repeatable)")
     run.add_argument("--targets", help="comma-separated subset of kokkos,cuda,triton")
     run.add_argument("--resume", action="store_true", help="continue the last, interrupted run")
-    run.add_argument("--strict", action="store_true", help="exit 1 if any region or target failed")
+    run.add_argument("--strict", action="store_true",
+                     help="exit 1 if any region or target failed or is unsupported, or a file did not parse")
     run.set_defaults(func=cmd_run)
     doctor = sub.add_parser("doctor", help="which toolchains and backends are usable here, and why not")
     doctor.add_argument("--measure", action="store_true", help="measure the ceilings (or load them if cached)")
@@ -191,7 +218,14 @@ def main(argv: list[str] | None = None) -> int:
     check.add_argument("--targets", default=None)
     check.set_defaults(func=cmd_check)
     args = parser.parse_args(argv)
-    return int(args.func(args))
+    try:
+        return int(args.func(args))
+    except KeyboardInterrupt:
+        print("translate: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # the last line of defence: a message, never a traceback
+        print(f"translate {args.command}: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 3
 
 
 if __name__ == "__main__":

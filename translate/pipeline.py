@@ -147,14 +147,20 @@ class WorkflowRun:
         return k
 
     def plan(self) -> tuple[list[dict[str, Any]], list[str]]:
-        """Every region with its loop analysis; helpers inlined into callers are not regions."""
+        """Every routine with its loop analysis. Routines without loops that others call are
+        inlined into their callers and listed as ``inlined`` (unless ``regions:`` names them);
+        a name under ``regions:`` that is no routine of the sources is an error."""
         from translate.analysis import loop_report
 
         kernels, errors = self._load()
+        errors = [*errors, *self._unknown_regions(kernels)]
         helpers = _helpers(kernels, self._files) if self.workflow.language == "fortran" else set()
+        helpers = {h for h in helpers if not self.workflow.has_region(h)}
         regions: list[dict[str, Any]] = []
         for name, k in kernels.items():
             if name in helpers:
+                regions.append({"name": name, "source": k.origin.path, "line": k.origin.line, "status": "inlined",
+                                "reason": "no loops: inlined where it is called", "targets": [], "loops": []})
                 continue
             if isinstance(k, ir.Opaque):
                 regions.append({"name": name, "source": k.origin.path, "line": k.origin.line,
@@ -177,11 +183,28 @@ class WorkflowRun:
             if r["status"] == "unsupported":
                 to_agent = "; given to the LLM agent" if r.get("agent") else ""
                 self.progress(f"{r['name']}: unsupported: {r['reason']}{to_agent}")
-        self.progress(f"{len(regions)} regions ({self._total} translatable) in {len(self._files)} files"
+        found = sum(r["status"] != "inlined" for r in regions)
+        self.progress(f"{found} regions ({self._total} translatable) in {len(self._files)} files"
                       + (f"; helpers inlined: {', '.join(sorted(helpers))}" if helpers else ""))
         for e in errors:
             self.progress(f"error: {e}")
         return regions, errors
+
+    def _unknown_regions(self, kernels: dict[str, ir.Kernel | ir.Opaque]) -> list[str]:
+        """A name under ``regions:`` that no routine of the sources has, with the closest names."""
+        from translate.yamlcheck import did_you_mean
+
+        if self._files == [] or not kernels:
+            return []
+        out = []
+        for name in self.workflow.regions:
+            if name not in kernels:
+                hint = did_you_mean(name, list(kernels))
+                where = self.workflow.config_path or "workflows.yaml"
+                line = self.workflow.key_lines.get(f"workflows.{self.workflow.name}.regions.{name}")
+                out.append(f"{where}{f':{line}' if line else ''}: regions: '{name}' is not a routine of the"
+                           f" workflow's sources{hint}")
+        return out
 
     # ------------------------------------------------------------ render
 
@@ -472,9 +495,9 @@ class WorkflowRun:
         done = {r["name"]: r for r in results}
         entries = list(done.values())
         for r in regions:
-            if r["status"] == "unsupported" and r["name"] not in done:
+            if r["status"] in ("unsupported", "inlined") and r["name"] not in done:
                 targets = {t: target_entry("unsupported", r["reason"]) for t in r["targets"]}
-                entries.append(region_entry(r["name"], r["source"], r["line"], "unsupported", r["reason"], targets))
+                entries.append(region_entry(r["name"], r["source"], r["line"], r["status"], r["reason"], targets))
         for target, make, pattern in (("kokkos", kokkos_cmake, "*.cpp"), ("cuda", cuda_cmake, "*.cu")):
             folder = self.out_dir / target
             sources = sorted(p.name for p in folder.glob(pattern)) if folder.is_dir() else []

@@ -53,8 +53,8 @@ def summary(regions: list[dict[str, Any]]) -> Counter[str]:
     """Counts of per-target statuses over all regions (plus unsupported regions)."""
     counts: Counter[str] = Counter()
     for region in regions:
-        if region["status"] == "unsupported":
-            counts["region unsupported"] += 1
+        if region["status"] in ("unsupported", "inlined"):
+            counts[f"region {region['status']}"] += 1
         for t in region["targets"].values():
             counts[t["status"]] += 1
     return counts
@@ -100,15 +100,15 @@ def render_markdown(workflow: str, regions: list[dict[str, Any]], notes: list[st
                 cells.append(f"validated (rel L2 {_err(entry['rel_l2_err'])}, {entry['trials']} trials)")
             else:
                 cells.append(entry["status"])
-        if r["status"] == "unsupported":
-            cells = ["unsupported"] * len(targets)
+        if r["status"] in ("unsupported", "inlined"):
+            cells = [r["status"]] * len(targets)
         lines.append(f"| `{r['name']}` | {r['source']}:{r['line']} | " + " | ".join(cells) + " |")
     lines.append("")
     details = []
     for r in regions:
         why = []
-        if r["status"] == "unsupported":
-            why.append(f"- region unsupported: {r['reason']}")
+        if r["status"] in ("unsupported", "inlined"):
+            why.append(f"- region {r['status']}: {r['reason']}")
         for t, entry in sorted(r["targets"].items()):
             if entry["status"] != "validated" and entry.get("reason"):
                 why.append(f"- {t}: {entry['status']}: {entry['reason']}")
