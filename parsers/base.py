@@ -87,3 +87,36 @@ def needs_cpp(path: Path, text: str) -> bool:
     if path.suffix[1:2].isupper():
         return True
     return re.search(r"^\s*#\s*(include|define|if|ifdef|ifndef)\b", text, re.M) is not None
+
+
+_INCLUDE = re.compile(r"""^\s*include\s*(['"])([^'"]+)\1\s*(!.*)?$""", re.I)
+
+
+def expand_includes(path: Path, pp: Preprocessed, include: list[Path], depth: int = 0) -> Preprocessed:
+    """Fortran INCLUDE lines replaced by the file they name (searched next to the including
+    file, then in ``include``), each line keeping the file and line it came from."""
+    if not any(_INCLUDE.match(line) for line in pp.text.splitlines()):
+        return pp
+    out_lines: list[str] = []
+    origins: list[tuple[str, int]] = []
+    for k, line in enumerate(pp.text.splitlines()):
+        m = _INCLUDE.match(line)
+        origin = pp.origin(k + 1)
+        if m is None:
+            out_lines.append(line)
+            origins.append(origin)
+            continue
+        here = Path(origin[0]).parent if origin[0] else path.parent
+        found = next((d / m.group(2) for d in [here, path.parent, *include] if (d / m.group(2)).is_file()), None)
+        if found is None:
+            raise ParseError(origin[0] or str(path), origin[1], f"INCLUDE '{m.group(2)}' not found (searched"
+                             f" {', '.join(str(d) for d in [here, *include])}; add its folder under preprocess:"
+                             " include:)")
+        if depth > 20:
+            raise ParseError(origin[0] or str(path), origin[1], f"INCLUDE '{m.group(2)}' nests too deep")
+        text = found.read_text(errors="replace")
+        inner = Preprocessed(text, tuple((str(found), i + 1) for i in range(text.count("\n") + 1)))
+        inner = expand_includes(found, inner, include, depth + 1)
+        out_lines += inner.text.splitlines()
+        origins += list(inner.lines[:len(inner.text.splitlines())])
+    return Preprocessed("\n".join(out_lines) + "\n", tuple(origins))

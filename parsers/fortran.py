@@ -32,8 +32,8 @@ from fparser.two.utils import walk
 
 from parsers.base import ParseError, Unsupported
 from parsers.fortran_expr import ExprLowerer
-from parsers.fortran_scope import Scope, UseAssoc, declare, type_spec
-from parsers.fortran_shapes import assumed_extent, infer_intents
+from parsers.fortran_scope import Scope, UseAssoc, declare, predeclare_types, type_spec
+from parsers.fortran_shapes import access_extents, assumed_extent, infer_intents
 from parsers.fortran_stmts import StmtLowerer
 from parsers.fortran_units import (
     FIXED_SUFFIXES,
@@ -75,6 +75,13 @@ class _Project:
     broken_modules: dict[str, str] = field(default_factory=dict)  # module -> why it has no scope
     done: dict[str, ir.Kernel | ir.Opaque] = field(default_factory=dict)
     active: set[str] = field(default_factory=set)
+
+    def module_of(self, name: str) -> str:
+        """Where a routine lives: its module, "program:NAME" inside a main program, "" otherwise."""
+        r = self.routines.get(name)
+        if r is None or r.host is None:
+            return ""
+        return r.host.module_name or ""
 
     def resolve(self, name: str) -> ir.Kernel | ir.Opaque | None:
         if name in self.done:
@@ -174,6 +181,7 @@ def _collect(parsed: list[tuple[SourceFile, object]]) -> _Project:
 
     for name in defs:
         build(name, ())
+    hosts = list(project.modules.values())
     for f, tree in parsed:
         for unit in top_units(tree):
             if isinstance(unit, F.Module):
@@ -182,12 +190,71 @@ def _collect(parsed: list[tuple[SourceFile, object]]) -> _Project:
                     _add_routine(project, p, f, host)
             elif isinstance(unit, F.Main_Program):
                 name = unit_name(unit)
-                scope = _host_scope(unit, f, project, f"program:{name}")
+                scope = _host_scope(unit, f, project, f"program:{name}", module_name=f"program:{name}")
+                hosts.append(scope)
                 for p in contained(unit):
                     _add_routine(project, p, f, scope)
             else:
                 _add_routine(project, unit, f, None)
+    _allocated_shapes(project, hosts)
     return project
+
+
+def _allocated_shapes(project: _Project, hosts: list[Scope]) -> None:
+    """Allocatable module (and main program) arrays take the bounds of the one ALLOCATE of
+    them in the sources, where those are written in constants and variables of their module:
+    ``allocate(state(1-hs:nx+hs, nz))``. Others keep extents the caller passes."""
+    found: dict[str, list[tuple[object, _Routine]]] = {}
+    for r in project.routines.values():
+        for alloc in walk(r.node, F.Allocation):
+            found.setdefault(str(alloc.items[0]).lower(), []).append((alloc, r))
+    scopes: dict[int, Scope] = {}
+    for scope in hosts:
+        for sym in scope.syms.values():
+            if not (sym.deferred and sym.dims is not None and sym.binding is not None):
+                continue
+            specs = found.get(sym.name, [])
+            if len({str(a.items[1]) for a, _ in specs}) != 1:
+                continue
+            alloc, r = specs[0]
+            bounds = getattr(alloc.items[1], "items", ())
+            if len(bounds) != len(sym.dims):
+                continue
+            if id(r) not in scopes:
+                scopes[id(r)] = _declarations(r, project)
+            ex = ExprLowerer(scopes[id(r)], r.file.where)
+            try:
+                dims = [(ex.spec_expr(lo) if lo is not None else Const(1, DType.I32), ex.spec_expr(hi))
+                        for lo, hi in (b.items for b in bounds)]
+            except Unsupported:
+                continue
+            if any(isinstance(v, Var) and (s := scope.lookup(v.name)) is not None and s.binding is None
+                   for d in dims for e in d for v in ir.walk(e)):
+                continue  # written in the allocating routine's own variables
+            sym.dims, sym.deferred = dims, False  # type: ignore[assignment]
+
+
+def _declarations(r: _Routine, project: _Project) -> Scope:
+    """The scope of a routine's specification part alone (what its ALLOCATE bounds may name);
+    declarations that cannot be lowered are skipped."""
+    scope = Scope(r.file.rel, parent=r.host)
+    ex = ExprLowerer(scope, r.file.where)
+    part = spec_part(r.node)
+    stmts = list(part.children) if part is not None else []  # type: ignore[attr-defined]
+    for stmt in stmts:
+        try:
+            if isinstance(stmt, F.Use_Stmt):
+                _use(stmt, scope, project)
+        except Unsupported:
+            continue
+    predeclare_types(stmts, scope, ex)
+    for stmt in stmts:
+        try:
+            if not isinstance(stmt, F.Use_Stmt):
+                declare(stmt, scope, ex)
+        except Unsupported:
+            continue
+    return scope
 
 
 def _add_routine(project: _Project, unit: object, f: SourceFile, host: Scope | None) -> None:
@@ -305,15 +372,17 @@ def _lower(unit: object, name: str, r: _Routine, project: _Project, signature_on
             for p in walk(prefix):
                 if isinstance(p, F.Intrinsic_Type_Spec):
                     result_type = type_spec(p, ex)
-    sl = StmtLowerer(ex, f.lines, lambda line: f.origin(line)[1], project.resolve)
+    sl = StmtLowerer(ex, f.lines, lambda line: f.origin(line)[1], project.resolve, project.module_of)
     exec_nodes: list[object] = []
     for part in unit.children[1:]:  # type: ignore[attr-defined]
         if isinstance(part, F.Specification_Part):
             for stmt in part.children:
-                ex.line = getattr(getattr(stmt, "item", None), "span", (ex.line,))[0]
                 if isinstance(stmt, F.Use_Stmt):
                     _use(stmt, scope, project)
-                else:
+            predeclare_types(list(part.children), scope, ex)
+            for stmt in part.children:
+                ex.line = getattr(getattr(stmt, "item", None), "span", (ex.line,))[0]
+                if not isinstance(stmt, F.Use_Stmt):
                     declare(stmt, scope, ex)
         elif isinstance(part, F.Execution_Part):
             exec_nodes = list(part.children)
@@ -341,6 +410,7 @@ def _assemble(name: str, args: list[str], result_name: str | None, body: tuple[i
     notes: list[str] = []
     declared: dict[str, ir.Intent] = {}
     params: list[ir.Decl] = []
+    extents: list[tuple[str, int]] = []  # (array, dimension) whose extent the caller passes
     arg_set = set(args)
     for a in args:
         sym = scope.lookup(a)
@@ -351,7 +421,9 @@ def _assemble(name: str, args: list[str], result_name: str | None, body: tuple[i
             raise Unsupported(f"character string argument {a} of {name} at {f.where(ex.line)} cannot be lowered")
         if sym is not None and sym.intent is not None:
             declared[a] = sym.intent
-        if sym is not None and sym.dims is not None:
+        if sym is not None and sym.dims is not None and sym.deferred:
+            params.append(_deferred(a, dtype, sym.dims, extents))
+        elif sym is not None and sym.dims is not None:
             shape: list[ir.Expr] = []
             lower = tuple(lo for lo, _ in sym.dims)
             for lo, hi in sym.dims:
@@ -375,9 +447,13 @@ def _assemble(name: str, args: list[str], result_name: str | None, body: tuple[i
         if n == result_name or n == name:
             continue
         if sym is not None and sym.binding is not None:
-            if not sym.binding.startswith("common:"):
+            if sym.dims is not None and sym.deferred:
+                params.append(ir.replace(_deferred(n, scope.type_of(n), sym.dims, extents), binding=sym.binding))
+            elif not sym.binding.startswith("common:"):
                 params.append(ir.replace(_decl(n, scope, sym.dims), binding=sym.binding))
             continue
+        if sym is not None and sym.deferred:
+            raise Unsupported(f"allocatable local array {n} of {name} is not allocated in {name}")
         locals_.append(_decl(n, scope, sym.dims if sym is not None else None))
     for members in scope.commons.values():
         # a COMMON block is storage: every member, in block order, so a caller can lay it out
@@ -387,6 +463,15 @@ def _assemble(name: str, args: list[str], result_name: str | None, body: tuple[i
                 assert sym is not None and sym.binding is not None
                 params.append(ir.replace(_decl(m, scope, sym.dims), binding=sym.binding))
     params = _with_intents(body, params, declared)
+    params += _extent_params(body, params, extents)
+    params += _shape_globals(params, scope, name)
+    shared = sorted(p.name for p in params if p.binding is not None and p.name in sl.host_globals)
+    if shared:
+        raise Unsupported(f"{name} uses {', '.join(shared)}, which CALL {sl.host_globals[shared[0]].upper()} changes"
+                          " on the host: the call cannot stay outside the translation")
+    if body and not any(p.intent.writes for p in params) and result_name is None:
+        raise Unsupported(f"{name} computes no result (it writes no argument, COMMON or module variable): only"
+                          " its output statements act, so it stays host code")
     locals_.extend(sl.extra_locals.values())
     result: DType | None = None
     if result_name is not None:
@@ -394,6 +479,50 @@ def _assemble(name: str, args: list[str], result_name: str | None, body: tuple[i
         locals_.append(ir.Scalar(name, result))
     path, line = f.origin(hd.item.span[0])  # type: ignore[attr-defined]
     return ir.Kernel(name, tuple(params), tuple(locals_), body, ir.Origin(path, line), result, tuple(notes))
+
+
+def _deferred(n: str, dtype: DType, dims: list[tuple[ir.Expr, ir.Expr | None]],
+              extents: list[tuple[str, int]]) -> ir.Array:
+    """An assumed-shape or allocatable array: its extents are parameters the caller passes
+    (``<array>_size<k>``, bound "extent:<array>:<k>")."""
+    shape = []
+    for k in range(1, len(dims) + 1):
+        extents.append((n, k))
+        shape.append(Var(f"{n}_size{k}", DType.I32))
+    return ir.Array(n, dtype, tuple(shape), ir.Layout.LEFT, ir.Intent.IN, tuple(lo for lo, _ in dims))
+
+
+def _extent_params(body: tuple[ir.Stmt, ...], params: list[ir.Decl], extents: list[tuple[str, int]]) -> list[ir.Decl]:
+    """The extent parameters of assumed-shape and allocatable arrays, each with the extent its
+    accesses need as the value validation gives it by default."""
+    names = {p.name for p in params}
+    out: list[ir.Decl] = []
+    inferred: dict[str, list[ir.Expr | None]] = {}
+    for array, k in extents:
+        rank = max(kk for a, kk in extents if a == array)
+        if array not in inferred:
+            inferred[array] = access_extents(body, array, rank, names)
+        out.append(ir.Scalar(f"{array}_size{k}", DType.I32, ir.Intent.IN, f"extent:{array}:{k}",
+                             inferred[array][k - 1]))
+    return out
+
+
+def _shape_globals(params: list[ir.Decl], scope: Scope, name: str) -> list[ir.Decl]:
+    """Module variables the shapes of global arrays are written in (``u(nx, nz)``, its extents from
+    the ALLOCATE of the program) that the routine does not use itself: parameters too."""
+    have = {p.name for p in params}
+    out: list[ir.Decl] = []
+    for p in list(params):
+        if not isinstance(p, ir.Array):
+            continue
+        for e in (*p.shape, *p.lower):
+            for n in sorted({v.name for v in ir.walk(e) if isinstance(v, Var)} - have):
+                sym = scope.lookup(n)
+                if sym is None or sym.binding is None or sym.dims is not None:
+                    raise Unsupported(f"the shape of {p.name} in {name} depends on '{n}', which {name} cannot see")
+                out.append(ir.Scalar(n, scope.type_of(n), ir.Intent.IN, sym.binding))
+                have.add(n)
+    return out
 
 
 def _decl(n: str, scope: Scope, dims: list[tuple[ir.Expr, ir.Expr | None]] | None) -> ir.Decl:

@@ -30,6 +30,11 @@ class Sym:
     is_arg: bool = False
     external: bool = False
     char_len: int | None = 1
+    saved: str | None = None  # an initialised local (implicit SAVE), constant while never assigned: where
+    # assumed-shape (``x(:)``, ``x(-1:)``) or deferred-shape (ALLOCATABLE) array: its extents come
+    # from the actual array (or the ALLOCATE that made it), its upper bounds in ``dims`` are None
+    deferred: bool = False
+    allocatable: bool = False
 
 
 @dataclass(frozen=True)
@@ -176,8 +181,15 @@ def array_spec(node: object, ex: ExprLowerer) -> list[tuple[Expr, Expr | None]]:
         return [_explicit(s, ex) for s in node.items]
     if isinstance(node, F.Explicit_Shape_Spec):
         return [_explicit(node, ex)]
-    raise Unsupported(f"array specification '{node}' (assumed shape, deferred or allocatable) at {ex.where()}"
-                      " cannot be lowered")
+    if isinstance(node, (F.Assumed_Shape_Spec_List, F.Deferred_Shape_Spec_List)):
+        return [(ex.spec_expr(s.items[0]) if getattr(s, "items", None) and s.items[0] is not None else one, None)
+                for s in node.items]
+    raise Unsupported(f"array specification '{node}' at {ex.where()} cannot be lowered")
+
+
+def is_deferred(node: object) -> bool:
+    """An assumed-shape or deferred-shape array spec (every dimension ``:`` or ``lower:``)."""
+    return isinstance(node, (F.Assumed_Shape_Spec_List, F.Deferred_Shape_Spec_List))
 
 
 def _explicit(s: object, ex: ExprLowerer) -> tuple[Expr, Expr | None]:
@@ -201,7 +213,11 @@ def declare(stmt: object, scope: Scope, ex: ExprLowerer, module: bool = False) -
         _type_decl(stmt, scope, ex, module)
     elif isinstance(stmt, F.Dimension_Stmt):
         for name, spec in stmt.items[0] if isinstance(stmt.items[0], list) else stmt.items:
-            scope.get(str(name).lower()).dims = array_spec(spec, ex)
+            sym = scope.get(str(name).lower())
+            sym.dims, sym.deferred = array_spec(spec, ex), is_deferred(spec)
+    elif isinstance(stmt, F.Allocatable_Stmt):
+        for n in walk(stmt, F.Name):
+            scope.get(str(n).lower()).allocatable = True
     elif isinstance(stmt, F.Parameter_Stmt):
         for d in walk(stmt, F.Named_Constant_Def):
             name, value = d.items
@@ -230,6 +246,24 @@ def declare(stmt: object, scope: Scope, ex: ExprLowerer, module: bool = False) -
         raise Unsupported(f"{construct_name(stmt)} at {ex.where(stmt)} cannot be lowered")
 
 
+def predeclare_types(stmts: list[object], scope: Scope, ex: ExprLowerer) -> None:
+    """Give the names of type declarations their types before any declaration is read: an
+    array may be dimensioned by an argument declared after it (``real :: a(n, n)`` then
+    ``integer :: n``, which compilers accept). Whatever cannot be typed yet is left to the
+    declaration itself."""
+    for stmt in stmts:
+        if not isinstance(stmt, F.Type_Declaration_Stmt):
+            continue
+        try:
+            dtype, _ = type_spec(stmt.items[0], ex)
+        except Unsupported:
+            continue
+        for ent in stmt.items[2].items:
+            sym = scope.get(str(ent.items[0]).lower())
+            if sym.dtype is None:
+                sym.dtype = dtype
+
+
 def _implicit(stmt: F.Implicit_Stmt, scope: Scope, ex: ExprLowerer) -> None:
     if str(stmt.items[0]).upper() == "NONE":
         scope.implicit_none = True
@@ -245,16 +279,18 @@ def _implicit(stmt: F.Implicit_Stmt, scope: Scope, ex: ExprLowerer) -> None:
 def _type_decl(stmt: F.Type_Declaration_Stmt, scope: Scope, ex: ExprLowerer, module: bool) -> None:
     tspec, attrs, entities = stmt.items
     dtype, clen = type_spec(tspec, ex)
-    is_param, intent, dims = False, None, None
+    is_param, intent, dims, deferred, allocatable = False, None, None, False, False
     for attr in (attrs.items if attrs is not None else ()):
         text = str(attr).upper()
         if isinstance(attr, F.Intent_Attr_Spec):
             intent = Intent(str(attr.items[1]).lower().replace(" ", ""))
         elif isinstance(attr, F.Dimension_Attr_Spec):
-            dims = array_spec(attr.items[1], ex)
+            dims, deferred = array_spec(attr.items[1], ex), is_deferred(attr.items[1])
         elif text == "PARAMETER":
             is_param = True
-        elif text in ("POINTER", "ALLOCATABLE", "TARGET") or text.startswith("POINTER"):
+        elif text == "ALLOCATABLE":
+            allocatable = True
+        elif text.startswith("POINTER"):
             raise Unsupported(f"{text} variable at {ex.where(stmt)} cannot be lowered")
         elif text in ("SAVE", "EXTERNAL", "INTRINSIC", "OPTIONAL", "CONTIGUOUS", "VALUE"):
             if text == "OPTIONAL":
@@ -270,14 +306,20 @@ def _type_decl(stmt: F.Type_Declaration_Stmt, scope: Scope, ex: ExprLowerer, mod
         if intent is not None:
             sym.intent = intent
         if spec is not None:
-            sym.dims = array_spec(spec, ex)
+            sym.dims, sym.deferred = array_spec(spec, ex), is_deferred(spec)
         elif dims is not None:
-            sym.dims = dims
+            sym.dims, sym.deferred = dims, deferred
+        sym.allocatable = sym.allocatable or allocatable
         if is_param and init is not None:
             _set_param(sym, init.items[1], scope, ex)
         elif init is not None and not module:
-            raise Unsupported(f"initialised variable '{sym.name}' (implicit SAVE) at {ex.where(stmt)}"
-                              " cannot be lowered")
+            if sym.dims is not None:
+                raise Unsupported(f"initialised array '{sym.name}' (implicit SAVE) at {ex.where(stmt)}"
+                                  " cannot be lowered")
+            # a constant while nothing assigns it (an assignment makes the routine unsupported:
+            # the value would persist between calls)
+            _set_param(sym, init.items[1], scope, ex)
+            sym.saved = ex.where(stmt)
 
 
 def _set_param(sym: Sym, value: object, scope: Scope, ex: ExprLowerer) -> None:

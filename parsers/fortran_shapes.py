@@ -197,3 +197,92 @@ def _inductions(body: tuple[ir.Stmt, ...]) -> dict[str, str]:
                         and st.value.op == "add" and st.value.lhs == st.target and isinstance(st.value.rhs, Var)):
                     out[st.target.name] = st.value.rhs.name
     return out
+
+
+def access_extents(body: tuple[ir.Stmt, ...], array: str, rank: int, params: set[str]) -> list[Expr | None]:
+    """Per dimension, an extent that covers every element ``body`` accesses of ``array`` (0-based
+    IR indices), over ``params``: the largest index + 1, each loop variable at the end of its
+    range it makes the index largest (an over-estimate is safe: the array only has to be big
+    enough). Scalars assigned before an access inside the same loops are substituted; None
+    where an index is not affine in loop variables and parameters."""
+    found: list[list[Expr] | None] = [[] for _ in range(rank)]
+
+    def visit(stmts: tuple[ir.Stmt, ...], loops: dict[str, ir.Loop], env: dict[str, Expr]) -> None:
+        env = dict(env)
+        for s in stmts:
+            for n in ir.walk(s):
+                if isinstance(n, ir.Load) and n.array == array and len(n.index) == rank:
+                    for k, idx in enumerate(n.index):
+                        if found[k] is not None:
+                            top = _top(ir.substitute(idx, env), loops, params)  # type: ignore[arg-type]
+                            if top is None:
+                                found[k] = None
+                            else:
+                                found[k].append(top)  # type: ignore[union-attr]
+                if isinstance(n, (ir.Loop, ir.If)) and n is not s:
+                    break
+            if isinstance(s, ir.Assign) and isinstance(s.target, Var):
+                if s.target.dtype.is_int:
+                    env[s.target.name] = ir.substitute(s.value, env)  # type: ignore[assignment]
+                else:
+                    env.pop(s.target.name, None)
+            elif isinstance(s, ir.Loop):
+                visit(s.body, {**loops, s.var: s}, env)
+                for name in _assigned(s):
+                    env.pop(name, None)
+            elif isinstance(s, ir.If):
+                visit(s.then, loops, env)
+                visit(s.orelse, loops, env)
+                for name in _assigned(s):
+                    env.pop(name, None)
+
+    visit(body, {}, {})
+    out: list[Expr | None] = []
+    for tops in found:
+        if not tops:
+            out.append(None)
+            continue
+        unique: list[Expr] = []
+        for t in tops:
+            if t not in unique:
+                unique.append(t)
+        best = unique[0]
+        for t in unique[1:]:
+            best = Call("max", (best, t), DType.I32)
+        out.append(simplify(best))
+    return out
+
+
+def _assigned(s: ir.Stmt) -> set[str]:
+    return {n.target.name for n in ir.walk(s) if isinstance(n, ir.Assign) and isinstance(n.target, Var)}
+
+
+def _top(index: Expr, loops: dict[str, ir.Loop], params: set[str]) -> Expr | None:
+    """The largest value of ``index`` + 1 over the loops' ranges, or None."""
+    lin = linearize(simplify(index))
+    if lin is None:
+        return None
+    terms, c = lin
+    out: Expr = Const(c + 1, DType.I32)
+    for atom, k in terms.items():
+        if isinstance(atom, Var) and atom.name in loops:
+            lp = loops[atom.name]
+            step = lp.step
+            up = isinstance(step, Const) and isinstance(step.value, int) and step.value > 0
+            down = isinstance(step, Const) and isinstance(step.value, int) and step.value < 0
+            if not (up or down):
+                return None
+            # a loop counting up reaches at most stop - 1; one counting down starts highest
+            high = sub(lp.stop, Const(1, DType.I32)) if up else lp.start
+            low = lp.start if up else add(lp.stop, Const(1, DType.I32))
+            bound = high if k > 0 else low
+            if expr_names(bound) - params - set(loops):
+                return None
+            out = add(out, mul(Const(k, DType.I32), bound))
+        elif expr_names(atom) <= params:
+            out = add(out, mul(Const(k, DType.I32), atom))
+        else:
+            return None
+    if expr_names(out) - params:
+        return _top(out, loops, params) if expr_names(out) & set(loops) else None
+    return simplify(out)

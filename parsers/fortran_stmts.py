@@ -13,6 +13,8 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
 from fparser.two import Fortran2003 as F
+from fparser.two import Fortran2008 as F2008
+from fparser.two.utils import walk
 
 from parsers.base import Unsupported
 from parsers.fortran_expr import ExprLowerer, SrcLoop, coerce
@@ -37,7 +39,9 @@ class StmtLowerer:
     lines: list[str]  # the (preprocessed) source text the parser saw
     orig_line: Callable[[int], int]
     resolve: Resolver
+    module_of: Callable[[str], str] = lambda name: ""  # the module a routine lives in ("" external)
     prelude: list[ir.Stmt] = field(default_factory=list)
+    host_globals: dict[str, str] = field(default_factory=dict)  # globals changed by host calls -> the callee
     extra_locals: dict[str, ir.Decl] = field(default_factory=dict)
     inlined: int = 0
 
@@ -88,6 +92,9 @@ class StmtLowerer:
                 raise Unsupported(f"assignment to DO variable {name} at {self.ex.where()}")
             if sym is not None and sym.dims is not None:
                 raise Unsupported(f"whole-array assignment to '{name}' at {self.ex.where()} cannot be lowered")
+            if sym is not None and sym.saved is not None:
+                raise Unsupported(f"assignment at {self.ex.where()} to '{name}', initialised at {sym.saved}"
+                                  " (implicit SAVE: its value persists between calls)")
             if sym is not None and sym.const is not None:
                 raise Unsupported(f"assignment to PARAMETER {name} at {self.ex.where()}")
             self.ex.used.add(name)
@@ -260,8 +267,97 @@ class StmtLowerer:
         args = list(node.items[1].items) if node.items[1] is not None else []  # type: ignore[attr-defined]
         if name in _ERROR_HANDLERS:
             return (ir.ErrorCall(name, tuple(self.ex.expr(a) for a in args)),)
-        stmts, _ = self.inline(name, args, node, function=False)
+        try:
+            stmts, _ = self.inline(name, args, node, function=False)
+        except Unsupported as why:
+            return (self.host_call(name, args, node, why.reason),)
         return stmts
+
+    def host_call(self, name: str, args: list[object], node: object, why_not_inlined: str) -> ir.HostCall:
+        """A call that is not inlined stays a call on the host side when it passes scalars only
+        (a timer, an I/O helper); its variable arguments count as written unless the callee's
+        signature says otherwise. One that passes arrays, or that changes globals the caller
+        uses (a lowered callee's COMMON or module variables), cannot stay outside the translation."""
+        callee = self.resolve(name)
+        signature = callee if isinstance(callee, ir.Kernel) else getattr(callee, "signature", None)
+        dummies = [p for p in signature.params if p.binding is None] if signature is not None else None
+        values: list[Expr] = []
+        writes: list[str] = []
+        for k, a in enumerate(args):
+            if isinstance(a, F.Actual_Arg_Spec):
+                raise Unsupported(f"{why_not_inlined}; a call with keyword arguments cannot stay on the host")
+            if isinstance(a, F.Name) and (sym := self.ex.scope.lookup(str(a).lower())) is not None \
+                    and sym.dims is not None:
+                raise Unsupported(f"{why_not_inlined}; it is passed the array {str(a).lower()}, so it cannot"
+                                  " stay on the host")
+            value = self.ex.expr(a)
+            if any(isinstance(n, Load) for n in ir.walk(value)):
+                raise Unsupported(f"{why_not_inlined}; it is passed an array element, so it cannot stay on the host")
+            values.append(value)
+            param = dummies[k] if dummies is not None and k < len(dummies) else None
+            if isinstance(value, Var) and (param is None or param.intent.writes):
+                writes.append(value.name)
+        if isinstance(callee, ir.Kernel):
+            self.host_globals.update({p.name: name for p in callee.params if p.binding is not None})
+        self.ex.line = getattr(getattr(node, "item", None), "span", (self.ex.line,))[0]
+        return ir.HostCall("call", name, tuple(values), tuple(writes), self.module_of(name),
+                           self.orig_line(self.ex.line))
+
+    def allocate(self, node: object) -> tuple[ir.Stmt, ...]:
+        """ALLOCATE of a local array: its bounds from here on (the translation allocates it at
+        entry). Allocating a global changes the program's state: not lowered."""
+        for alloc in node.items[1].items:  # type: ignore[attr-defined]
+            name = str(alloc.items[0]).lower()
+            sym = self.ex.scope.lookup(name)
+            if sym is None or sym.dims is None or not isinstance(alloc.items[0], F.Name):
+                raise Unsupported(f"ALLOCATE of '{alloc.items[0]}' at {self.ex.where(node)} cannot be lowered")
+            if sym.binding is not None or sym.is_arg:
+                raise Unsupported(f"ALLOCATE of {name} at {self.ex.where(node)}: it allocates an array the caller"
+                                  " sees")
+            bounds = getattr(alloc.items[1], "items", ())
+            if len(bounds) != len(sym.dims):
+                raise Unsupported(f"ALLOCATE of {name} at {self.ex.where(node)} with {len(bounds)} bounds")
+            sym.dims = [(self.ex.spec_expr(lo) if lo is not None else Const(1, DType.I32), self.ex.spec_expr(hi))
+                        for lo, hi in (b.items for b in bounds)]
+            sym.deferred = False
+        return ()
+
+    def deallocate(self, node: object) -> tuple[ir.Stmt, ...]:
+        for n in walk(node.items[0], F.Name):  # type: ignore[attr-defined]
+            sym = self.ex.scope.lookup(str(n).lower())
+            if sym is not None and (sym.binding is not None or sym.is_arg):
+                raise Unsupported(f"DEALLOCATE of {n} at {self.ex.where(node)}: it frees an array the caller sees")
+        return ()
+
+    def output(self, node: object) -> tuple[ir.Stmt, ...]:
+        """WRITE/PRINT of text and values: printed where the code runs (list-directed)."""
+        if isinstance(node, F.Print_Stmt):
+            stream, items = "stdout", node.items[1]  # type: ignore[attr-defined]
+        else:
+            control, items = node.items  # type: ignore[attr-defined]
+            specs = list(getattr(control, "items", ()))
+            unit = next((str(s.items[1]) for s in specs if s.items[0] is None or str(s.items[0]).upper() == "UNIT"),
+                        "*")
+            if unit not in ("*", "6", "0"):
+                raise Unsupported(f"WRITE to unit {unit} (a file) at {self.ex.where(node)} cannot be lowered")
+            stream = "stderr" if unit == "0" else "stdout"
+        values: list[Expr] = []
+        for item in (getattr(items, "items", ()) if items is not None else ()):
+            if isinstance(item, F.Io_Implied_Do):
+                raise Unsupported(f"output of an implied-DO list at {self.ex.where(node)} cannot be lowered")
+            values.append(self.ex.expr(item))
+        return (ir.HostCall("print", stream, tuple(values), line=self.orig_line(self.ex.line)),)
+
+    def stop(self, node: object) -> tuple[ir.Stmt, ...]:
+        code = node.items[1]  # type: ignore[attr-defined]
+        args: tuple[Expr, ...] = ()
+        if isinstance(code, F.Stop_Code):
+            args = (Const(int(str(code)), DType.I32),)
+        elif code is not None:
+            args = (self.ex.expr(code),)
+        if isinstance(node, F2008.Error_Stop_Stmt) and not any(a.dtype.is_int for a in args):
+            args = (*args, Const(1, DType.I32))
+        return (ir.HostCall("stop", "stop", args, line=self.orig_line(self.ex.line)),)
 
     def call_function(self, name: str, args: list[object], node: object) -> Expr:
         stmts, value = self.inline(name, args, node, function=True)
@@ -287,20 +383,20 @@ class StmtLowerer:
             raise Unsupported(f"call to {name.upper()} not inlined ({where})")
         if function and callee.result is None:
             raise Unsupported(f"subroutine {name.upper()} used as a function at {where}")
-        if len(args) != len(callee.params):
+        dummies = [p for p in callee.params if p.binding is None]
+        if len(args) != len(dummies):
             raise Unsupported(f"call to {name.upper()} at {where} has {len(args)} arguments,"
-                              f" {len(callee.params)} expected")
+                              f" {len(dummies)} expected")
+        self._share_globals(callee, name, where)
         self.inlined += 1
         tag = f"{name}{self.inlined}_"
         mapping: dict[str, Expr] = {}
         arrays: dict[str, tuple[str, tuple[Expr, ...]]] = {}
         pre: list[ir.Stmt] = []
-        for p, a in zip(callee.params, args, strict=True):
+        for p, a in zip(dummies, args, strict=True):
             if isinstance(p, ir.Array):
                 arrays[p.name] = self._array_arg(p, a, name, where)
                 continue
-            if p.binding is not None:
-                raise Unsupported(f"call to {name.upper()} not inlined ({where}): it uses global {p.name}")
             value = self.ex.expr(a)
             if p.intent.writes:
                 if not isinstance(value, (Var, Load)):
@@ -327,6 +423,35 @@ class StmtLowerer:
                 return (), new_body[0].value
             return tuple(pre) + new_body, result
         return tuple(pre) + new_body, None
+
+    def _share_globals(self, callee: ir.Kernel, name: str, where: str) -> None:
+        """The COMMON and module variables an inlined callee uses become the caller's too (the
+        caller then passes them like its own globals); a caller name that means something else
+        keeps the callee out."""
+        scope = self.ex.scope
+        for p in callee.params:
+            if p.binding is None:
+                continue
+            here = scope.lookup(p.name)
+            if here is not None and here.binding == p.binding:
+                self.ex.used.add(p.name)
+                continue
+            if here is not None or p.name in scope.syms:
+                raise Unsupported(f"call to {name.upper()} not inlined ({where}): its global {p.name} is another"
+                                  " variable here")
+            sym = scope.get(p.name)
+            sym.dtype, sym.binding = p.dtype, p.binding
+            if isinstance(p, ir.Array):
+                lower = p.lower or tuple(Const(1, DType.I32) for _ in p.shape)
+                sym.dims = [(lo, simplify(sub(add(lo, ext), Const(1, DType.I32)))) for lo, ext in
+                            zip(lower, p.shape, strict=True)]
+            if p.binding.startswith("common:"):
+                block = p.binding.split("/")[1]
+                members = [q.name for q in callee.params if q.binding == p.binding]
+                if scope.commons.setdefault(block, members) != members:
+                    raise Unsupported(f"call to {name.upper()} not inlined ({where}): COMMON /{block}/ is laid out"
+                                      " differently here")
+            self.ex.used.add(p.name)
 
     def _array_arg(self, p: ir.Array, a: object, name: str, where: str) -> tuple[str, tuple[Expr, ...]]:
         if not isinstance(a, F.Name):
@@ -375,4 +500,11 @@ _STMT_HANDLERS: MappingProxyType[type, Callable[[StmtLowerer, object], tuple[ir.
     F.Block_Label_Do_Construct: StmtLowerer.do_construct,
     F.Block_Nonlabel_Do_Construct: StmtLowerer.do_construct,
     F.Call_Stmt: StmtLowerer.call,
+    F.Write_Stmt: StmtLowerer.output,
+    F.Print_Stmt: StmtLowerer.output,
+    F.Stop_Stmt: StmtLowerer.stop,
+    F2008.Error_Stop_Stmt: StmtLowerer.stop,
+    F.Format_Stmt: StmtLowerer.nothing,
+    F.Allocate_Stmt: StmtLowerer.allocate,
+    F.Deallocate_Stmt: StmtLowerer.deallocate,
 })

@@ -20,7 +20,7 @@ from fparser.two import Fortran2003 as F
 from fparser.two.parser import ParserFactory
 from fparser.two.utils import FortranSyntaxError, walk
 
-from parsers.base import ParseError, Preprocessed, needs_cpp, run_cpp
+from parsers.base import ParseError, Preprocessed, expand_includes, needs_cpp, run_cpp
 
 FIXED_SUFFIXES = (".f", ".for", ".f77", ".ftn")
 FREE_SUFFIXES = (".f90", ".f95", ".f03", ".f08")
@@ -96,6 +96,10 @@ def read(path: Path, root: Path, parser: object, include: list[Path], defines: d
             raise ParseError(rel, err.line, err.message) from err
     else:
         pp = Preprocessed(text, tuple((str(path), i + 1) for i in range(text.count("\n") + 1)))
+    try:
+        pp = expand_includes(path.resolve() if path.exists() else path, pp, include)
+    except ParseError as err:
+        raise ParseError(rel if err.path == str(path.resolve()) else err.path, err.line, err.message) from err
     f = SourceFile(rel, pp, pp.text.splitlines(), root, fixed)
     reader = FortranStringReader(pp.text, ignore_comments=False)
     reader.set_format(FortranFormat(not fixed, False))

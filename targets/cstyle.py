@@ -15,6 +15,7 @@ from types import MappingProxyType
 from typing import ClassVar
 
 from targets.base import CodeBuffer, Renderer
+from targets.host_calls import callable_from_c, cpp_lines, declaration
 from translate import ir
 from translate.ir import DType
 from translate.schedule import DeviceExtern, DeviceNest, DeviceSerial, HostBlock, HostIf, HostLoop, Segment
@@ -98,6 +99,7 @@ class CStyleRenderer(Renderer):
     def begin(self, kernel: ir.Kernel) -> None:
         self.kernel = kernel
         self.helpers: set[str] = set()
+        self.host_decls: set[str] = set()  # weak declarations of the routines host calls name
         self.rename: dict[str, str] = {}
         self._declare: set[str] = set()
 
@@ -373,6 +375,13 @@ class CStyleRenderer(Renderer):
                 buf.line(f"// {self.where(s.line)}")
             with buf.block(self.for_header(s.var, s.start, s.stop, s.step)):
                 self.stmts(buf, s.body, host)
+        elif isinstance(s, ir.HostCall):
+            if not host:
+                raise self.unsupported(s, f"host code ({s.routine.upper()}) in device code")
+            if callable_from_c(s):
+                self.host_decls.add(declaration(s))
+            local = {d.name for d in self.kernel.locals if isinstance(d, ir.Scalar)}
+            buf.lines(cpp_lines(s, self.expr, self.var, local.__contains__, self.where(s.line)))
         elif isinstance(s, (ir.Return, ir.ErrorCall)):
             if not host:
                 raise self.unsupported(s, "a return or error call in device code")

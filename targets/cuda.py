@@ -156,9 +156,13 @@ class CudaRenderer(CStyleRenderer):
         out.lines(["#include <cuda_runtime.h>", "#include <cuda_fp16.h>", "#include <cuda_bf16.h>",
                    *(["#include <cuda_pipeline.h>", "#include <mma.h>  // the matmul: async copies, tensor cores"]
                      if matmul else []), *(INCLUDES if scans else []), "",
-                   "#include <climits>", "#include <cmath>", "#include <cstdio>",
+                   "#include <climits>", "#include <cmath>", "#include <cstdio>", "#include <cstdlib>",
                    "#include <cstring>", "#include <limits>", "#include <type_traits>"])
         out.blank()
+        if self.host_decls:
+            out.lines(["// routines of the program called from the host code (skipped where not linked)",
+                       *sorted(self.host_decls)])
+            out.blank()
         out.splice(CHECK)
         out.blank()
         out.line(f"namespace {ns} {{")

@@ -122,6 +122,10 @@ class KokkosRenderer(CStyleRenderer):
         out.lines(["#include <Kokkos_Core.hpp>", "", *(["#include <climits>"] if pairs else []), "#include <cmath>",
                    "#include <cstdio>", "#include <cstdlib>", *(["#include <limits>"] if pairs else [])])
         out.blank()
+        if self.host_decls:
+            out.lines(["// routines of the program called from the host code (skipped where not linked)",
+                       *sorted(self.host_decls)])
+            out.blank()
         out.line(f"namespace {ns} {{")
         out.blank()
         out.splice(self.init_function())

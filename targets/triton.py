@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from targets.base import Capabilities, Rendered, Renderer, register
+from targets.host_calls import python_lines
 from targets.planes import queued, triton_walk
 from targets.splits import FILL_THREADS, MIN_CHUNK, split_nest
 from targets.triton_expr import TORCH_DTYPE, HostExpr, UnsupportedExpr, py_name
@@ -413,6 +414,13 @@ class _ModuleWriter:
             self.known.forget()
         elif isinstance(s, ir.Return):
             out(f"return {self.result_dict()}")
+        elif isinstance(s, ir.HostCall):
+            where = f"{self.kernel.origin.path}:{s.line or self.kernel.origin.line}"
+            for line in python_lines(s, self.host, where):
+                out(line)
+            if s.kind == "call":
+                self.notes.append(f"CALL {s.routine.upper()} at {where} is not made by the Python launcher")
+            self.known.written(set(s.writes))
         elif isinstance(s, ir.ErrorCall):
             self.host.helpers.add("_error")
             args = ", ".join([repr(s.routine)] + [self.host(a) for a in s.args])

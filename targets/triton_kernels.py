@@ -165,7 +165,7 @@ class _Emitter:
         return f"_kt_trip({lo}, {hi}, {st})", f"{lo} + ({st}) * {{k}}"
 
     def check_no_exit(self, s: ir.Stmt) -> None:
-        if isinstance(s, (ir.Return, ir.ErrorCall)):
+        if isinstance(s, (ir.Return, ir.ErrorCall, ir.HostCall)):
             raise UnsupportedExpr(s, "return or error call inside device code")
 
     def header(self, name: str, extra: list[str]) -> None:

@@ -40,7 +40,7 @@ def nest_after(segments: tuple[Segment, ...], k: int, outs: set[str]) -> DeviceN
     j = k + 1
     while j < len(segments) and isinstance(segments[j], HostBlock):
         for s in segments[j].stmts:  # type: ignore[union-attr]
-            if any(isinstance(n, (ir.Return, ir.ErrorCall)) for n in ir.walk(s)):
+            if any(isinstance(n, (ir.Return, ir.ErrorCall, ir.HostCall)) for n in ir.walk(s)):
                 return None
             if scalar_writes(s) & set(serial.scalars_in) or _arrays_read(s):
                 return None  # the launch, moved, would pass the new value

@@ -161,7 +161,7 @@ def stmts_return(stmts: tuple[ir.Stmt, ...]) -> bool:
     if not stmts:
         return False
     last = stmts[-1]
-    if isinstance(last, (ir.Return, ir.ErrorCall)):
+    if isinstance(last, (ir.Return, ir.ErrorCall)) or (isinstance(last, ir.HostCall) and last.kind == "stop"):
         return True
     return isinstance(last, ir.If) and stmts_return(last.then) and stmts_return(last.orelse)
 

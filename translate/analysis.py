@@ -92,6 +92,12 @@ def _flow(stmts: tuple[ir.Stmt, ...], defined: set[str] | None, rbw: set[str], w
             for a in s.args:
                 use(a, defined)
             return None
+        elif isinstance(s, ir.HostCall):
+            for a in s.args:
+                use(a, defined)
+            written.update(s.writes)
+            if s.kind == "stop":
+                return None
         elif isinstance(s, ir.Return):
             return None
     return defined
@@ -277,6 +283,9 @@ class _Ctx:
         private: list[str] = []
         if any(isinstance(n, (ir.Return, ir.ErrorCall)) for s in loop.body for n in ir.walk(s)):
             reasons.append("it contains a return or an error call")
+        host = sorted({n.routine.upper() for s in loop.body for n in ir.walk(s) if isinstance(n, ir.HostCall)})
+        if host:
+            reasons.append(f"it runs host code ({', '.join(host)})")
         scalars = sorted({a.target.name for s in loop.body for a in ir.walk(s)
                           if isinstance(a, ir.Assign) and isinstance(a.target, Var)})
         rbw, _ = exposed_reads(loop.body, {v})
@@ -429,6 +438,11 @@ def _first_access(name: str, seq: tuple[ir.Stmt, ...]) -> str | None:
                 return "read"
         elif isinstance(s, ir.ErrorCall):
             return "read" if any(name in names_read(a) for a in s.args) else "end"
+        elif isinstance(s, ir.HostCall):
+            if any(name in names_read(a) for a in s.args) or name in s.writes:
+                return "read"
+            if s.kind == "stop":
+                return "end"
         elif isinstance(s, ir.Return):
             return "end"
     return None
@@ -520,7 +534,9 @@ def _reduction(stmts: tuple[ir.Stmt, ...], name: str) -> str | None:
                     return None
             elif isinstance(n, ir.Assign) and name in names_read(n.value) | names_read(n.target):
                 return None
-            elif isinstance(n, ir.ErrorCall) and any(name in names_read(a) for a in n.args):
+            elif isinstance(n, (ir.ErrorCall, ir.HostCall)) and any(name in names_read(a) for a in n.args):
+                return None
+            elif isinstance(n, ir.HostCall) and name in n.writes:
                 return None
     return op
 

@@ -230,6 +230,23 @@ class ErrorCall:
 
 
 @dataclass(frozen=True)
+class HostCall:
+    """Host-side work that is not translated and touches none of the region's arrays:
+    ``kind`` "call" (a routine outside the translation: a timer, an I/O helper, called
+    where the target can call it), "print" (WRITE/PRINT of scalars and text) or "stop"
+    (STOP: the program ends). ``module`` is the callee's module ("" for an external
+    procedure); ``writes`` the variables the call may change (passed by reference to a
+    routine that may write them). It never appears inside a device nest."""
+
+    kind: str
+    routine: str
+    args: tuple[Expr, ...]
+    writes: tuple[str, ...] = ()
+    module: str = ""
+    line: int = 0
+
+
+@dataclass(frozen=True)
 class Extern:
     """A library operation on whole arrays that a target renders as a vendor
     library call or as a generated template (a tiled Triton matmul).
@@ -257,7 +274,7 @@ class Extern:
 
 EXTERN_OPS = ("matmul", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d")
 
-Stmt = Assign | If | Loop | Return | ErrorCall | Extern
+Stmt = Assign | If | Loop | Return | ErrorCall | HostCall | Extern
 
 # -------------------------------------------------------------- declarations
 
@@ -267,10 +284,15 @@ class Scalar:
     name: str
     dtype: DType
     intent: Intent = Intent.IN
-    # where the value comes from when it is not a plain argument: "common:/blk/" or
-    # "module:name" (Fortran globals made explicit); for PyTorch "input:<i>" (forward
-    # argument i), "param:<state_dict key>", "output:<i>", "dim:<input i>:<axis>"
+    # where the value comes from when it is not a plain argument: "common:/blk/",
+    # "module:name" or "program:name" (Fortran globals made explicit), "extent:<array>:<k>"
+    # (extent k, 1-based, of an assumed-shape or allocatable array: the caller passes
+    # size(array, k)); for PyTorch "input:<i>" (forward argument i), "param:<state_dict key>",
+    # "output:<i>", "dim:<input i>:<axis>"
     binding: str | None = None
+    # the value validation gives it when the workflow gives none (an extent inferred from the
+    # accesses the routine makes), over the other parameters
+    default: Expr | None = None
 
 
 @dataclass(frozen=True)
@@ -468,6 +490,8 @@ def dump(node: object, indent: int = 0) -> str:
         return f"{pad}return"
     if isinstance(node, ErrorCall):
         return f"{pad}error {node.routine}({', '.join(expr_str(a) for a in node.args)})"
+    if isinstance(node, HostCall):
+        return f"{pad}host {node.kind} {node.routine}({', '.join(expr_str(a) for a in node.args)})"
     return f"{pad}{node!r}"
 
 

@@ -41,10 +41,14 @@ def fresh_name(base: str, taken: set[str]) -> str:
 
 
 def scalar_writes(node: object) -> set[str]:
-    """Scalars assigned in ``node`` (not loop variables)."""
-    return {
-        n.target.name for n in ir.walk(node) if isinstance(n, ir.Assign) and isinstance(n.target, ir.Var)
-    }
+    """Scalars assigned in ``node`` (not loop variables), host calls' written arguments included."""
+    out: set[str] = set()
+    for n in ir.walk(node):
+        if isinstance(n, ir.Assign) and isinstance(n.target, ir.Var):
+            out.add(n.target.name)
+        elif isinstance(n, ir.HostCall):
+            out.update(n.writes)
+    return out
 
 
 def loop_vars(node: object) -> set[str]:
@@ -82,8 +86,8 @@ def has_parallel(node: object) -> bool:
 
 
 def has_exit(node: object) -> bool:
-    """True when ``node`` contains a ``Return`` or an ``ErrorCall`` (host-only)."""
-    return any(isinstance(n, (ir.Return, ir.ErrorCall)) for n in ir.walk(node))
+    """True when ``node`` contains a ``Return``, an ``ErrorCall`` or a ``HostCall`` (host-only)."""
+    return any(isinstance(n, (ir.Return, ir.ErrorCall, ir.HostCall)) for n in ir.walk(node))
 
 
 def header_arrays(loop: ir.Loop) -> set[str]:

@@ -453,7 +453,7 @@ class _Partitioner:
                 return "hostloop"
         if has_exit(s):
             raise PartitionError(
-                f"a return or error call inside device code (line {first_line([s]) or '?'}): "
+                f"a return, error call or host call inside device code (line {first_line([s]) or '?'}): "
                 "its condition reads an array"
             )
         return "serial"

@@ -54,6 +54,8 @@ def simplify_stmt(stmt: ir.Stmt) -> ir.Stmt:
                        body=simplify_body(stmt.body))
     if isinstance(stmt, ir.ErrorCall):
         return ir.ErrorCall(stmt.routine, tuple(simplify(a) for a in stmt.args))
+    if isinstance(stmt, ir.HostCall):
+        return replace(stmt, args=tuple(simplify(a) for a in stmt.args))
     return stmt
 
 

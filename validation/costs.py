@@ -230,6 +230,8 @@ class _Counter:
     def stmt(self, s: ir.Stmt, env: dict[str, Any], mult: int) -> tuple[int, bool]:
         if isinstance(s, ir.Return | ir.ErrorCall):
             return 0, True
+        if isinstance(s, ir.HostCall):
+            return 0, s.kind == "stop"
         if isinstance(s, ir.Assign):
             if isinstance(s.target, ir.Var):
                 try:

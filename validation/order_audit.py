@@ -160,10 +160,12 @@ class _Interp:
             return lambda: then() if cond() else orelse()
         if isinstance(s, ir.Loop):
             return self.loop(s)
-        if isinstance(s, (ir.Return, ir.ErrorCall)):
+        if isinstance(s, (ir.Return, ir.ErrorCall)) or (isinstance(s, ir.HostCall) and s.kind == "stop"):
             def leave() -> None:
                 raise _Exit
             return leave
+        if isinstance(s, ir.HostCall):  # host work outside the region's data: nothing to replay
+            return lambda: None
         raise _Skip(f"statement {type(s).__name__}")
 
     def loop(self, lp: ir.Loop) -> Callable[[], None]:
