@@ -481,6 +481,9 @@ def _assemble(name: str, args: list[str], result_name: str | None, body: tuple[i
     return ir.Kernel(name, tuple(params), tuple(locals_), body, ir.Origin(path, line), result, tuple(notes))
 
 
+ANY_EXTENT = 24  # validation's extent of an array the routine walks to its end, when the workflow gives none
+
+
 def _deferred(n: str, dtype: DType, dims: list[tuple[ir.Expr, ir.Expr | None]],
               extents: list[tuple[str, int]]) -> ir.Array:
     """An assumed-shape or allocatable array: its extents are parameters the caller passes
@@ -495,15 +498,20 @@ def _deferred(n: str, dtype: DType, dims: list[tuple[ir.Expr, ir.Expr | None]],
 def _extent_params(body: tuple[ir.Stmt, ...], params: list[ir.Decl], extents: list[tuple[str, int]]) -> list[ir.Decl]:
     """The extent parameters of assumed-shape and allocatable arrays, each with the extent its
     accesses need as the value validation gives it by default."""
-    names = {p.name for p in params}
+    own = {f"{a}_size{k}" for a, k in extents}
+    names = {p.name for p in params} | own
     out: list[ir.Decl] = []
     inferred: dict[str, list[ir.Expr | None]] = {}
     for array, k in extents:
         rank = max(kk for a, kk in extents if a == array)
         if array not in inferred:
             inferred[array] = access_extents(body, array, rank, names)
-        out.append(ir.Scalar(f"{array}_size{k}", DType.I32, ir.Intent.IN, f"extent:{array}:{k}",
-                             inferred[array][k - 1]))
+        name = f"{array}_size{k}"
+        default = inferred[array][k - 1]
+        if default is not None and name in {v.name for v in ir.walk(default) if isinstance(v, Var)}:
+            # the accesses reach as far as the extent itself (a loop to SIZE(x, k)): any extent runs
+            default = Const(ANY_EXTENT, DType.I32)
+        out.append(ir.Scalar(name, DType.I32, ir.Intent.IN, f"extent:{array}:{k}", default))
     return out
 
 

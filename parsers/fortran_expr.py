@@ -50,6 +50,10 @@ _CASTS = MappingProxyType({
 })
 
 
+ARRAY_INTRINSICS = ("sum", "product", "maxval", "minval", "count", "any", "all", "dot_product", "maxloc", "minloc",
+                    "size", "lbound", "ubound", "huge", "tiny", "epsilon")
+
+
 def promote(a: DType, b: DType) -> DType:
     if a in _RANK and b in _RANK:
         return a if _RANK.index(a) >= _RANK.index(b) else b
@@ -96,6 +100,10 @@ class ExprLowerer:
     accesses: list[Access] = field(default_factory=list)
     used: set[str] = field(default_factory=set)
     call_function: Callable[[str, list[object], object], Expr] | None = None
+    # array intrinsics (SUM, SIZE, ...): lowered by the statement lowerer, which can add statements
+    array_intrinsic: Callable[[str, list[object]], Expr] | None = None
+    # while lowering array syntax element by element: the loop variable of each section dimension
+    sections: list[Var] | None = None
 
     # ------------------------------------------------------------- helpers
 
@@ -178,9 +186,21 @@ class ExprLowerer:
         if sym is not None and sym.const is not None:
             return sym.const
         if sym is not None and sym.dims is not None:
-            raise Unsupported(f"whole-array expression '{n}' at {self.where()} cannot be lowered")
+            if self.sections is not None:
+                return self.whole(n, sym)
+            raise Unsupported(f"whole-array expression '{n}' at {self.where()} outside an array assignment cannot be"
+                              " lowered")
         self.used.add(n)
         return Var(n, self.scope.type_of(n))
+
+    def whole(self, name: str, sym: Sym) -> Load:
+        """The current element of a whole array in array syntax."""
+        assert sym.dims is not None and self.sections is not None
+        if len(sym.dims) != len(self.sections):
+            raise Unsupported(f"'{name}' (rank {len(sym.dims)}) at {self.where()} does not conform to rank"
+                              f" {len(self.sections)}")
+        self.used.add(name)
+        return Load(name, tuple(self.sections), sym.dtype or self.scope.type_of(name))
 
     def part_ref(self, node: object) -> Expr:
         name = str(node.items[0]).lower()  # type: ignore[attr-defined]
@@ -193,6 +213,8 @@ class ExprLowerer:
             return Call("lsame", tuple(args), DType.BOOL)
         if name in _MATH or name in _CASTS or name in ("mod", "dmod", "amod", "nint", "idnint", "floor", "ceiling"):
             return self.intrinsic(name, subs)
+        if name in ARRAY_INTRINSICS and sym is None and self.array_intrinsic is not None:
+            return self.array_intrinsic(name, subs)
         if self.call_function is None:
             raise Unsupported(f"call to function {name} at {self.where()} cannot be lowered")
         return self.call_function(name, subs, node)
@@ -204,9 +226,21 @@ class ExprLowerer:
                               f" at {self.where()} (sequence association) cannot be lowered")
         index: list[Expr] = []
         src: Expr = Const(1, DType.I32)
+        triplets = sum(isinstance(s, F.Subscript_Triplet) for s in subs)
+        if triplets and (self.sections is None or triplets != len(self.sections)):
+            what = "outside an array assignment" if self.sections is None else \
+                f"of rank {triplets} where rank {len(self.sections)} is assigned"
+            raise Unsupported(f"array section '{name}(...)' {what} at {self.where()} cannot be lowered")
+        position = 0
         for s, (lo, _hi) in zip(subs, sym.dims, strict=True):
             if isinstance(s, F.Subscript_Triplet):
-                raise Unsupported(f"array section '{name}(...)' at {self.where()} cannot be lowered")
+                assert self.sections is not None
+                first = lo if s.items[0] is None else coerce(self.expr(s.items[0]), DType.I32)
+                step = Const(1, DType.I32) if s.items[2] is None else coerce(self.expr(s.items[2]), DType.I32)
+                v = self.sections[position]
+                position += 1
+                index.append(simplify(BinOp("add", sub(first, lo), BinOp("mul", v, step, DType.I32), DType.I32)))
+                continue
             src = self.expr(s)
             if not src.dtype.is_int:
                 src = coerce(src, DType.I32)
@@ -290,6 +324,8 @@ class ExprLowerer:
         subs = list(node.items[1].items) if node.items[1] is not None else []  # type: ignore[attr-defined]
         if name in _MATH or name in _CASTS or name in ("mod", "dmod", "amod", "nint", "idnint", "floor", "ceiling"):
             return self.intrinsic(name, subs)
+        if name in ARRAY_INTRINSICS and self.array_intrinsic is not None:
+            return self.array_intrinsic(name, subs)
         raise Unsupported(f"intrinsic {name.upper()} at {self.where()} cannot be lowered")
 
 

@@ -210,7 +210,9 @@ def access_extents(body: tuple[ir.Stmt, ...], array: str, rank: int, params: set
     def visit(stmts: tuple[ir.Stmt, ...], loops: dict[str, ir.Loop], env: dict[str, Expr]) -> None:
         env = dict(env)
         for s in stmts:
-            for n in ir.walk(s):
+            here: tuple[object, ...] = (s.start, s.stop, s.step) if isinstance(s, ir.Loop) else \
+                (s.cond,) if isinstance(s, ir.If) else (s,)
+            for n in (m for e in here for m in ir.walk(e)):
                 if isinstance(n, ir.Load) and n.array == array and len(n.index) == rank:
                     for k, idx in enumerate(n.index):
                         if found[k] is not None:
@@ -219,8 +221,6 @@ def access_extents(body: tuple[ir.Stmt, ...], array: str, rank: int, params: set
                                 found[k] = None
                             else:
                                 found[k].append(top)  # type: ignore[union-attr]
-                if isinstance(n, (ir.Loop, ir.If)) and n is not s:
-                    break
             if isinstance(s, ir.Assign) and isinstance(s.target, Var):
                 if s.target.dtype.is_int:
                     env[s.target.name] = ir.substitute(s.value, env)  # type: ignore[assignment]

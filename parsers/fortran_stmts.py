@@ -16,6 +16,7 @@ from fparser.two import Fortran2003 as F
 from fparser.two import Fortran2008 as F2008
 from fparser.two.utils import walk
 
+from parsers import fortran_arrays as arrays
 from parsers.base import Unsupported
 from parsers.fortran_expr import ExprLowerer, SrcLoop, coerce
 from parsers.fortran_scope import construct_name
@@ -43,10 +44,17 @@ class StmtLowerer:
     prelude: list[ir.Stmt] = field(default_factory=list)
     host_globals: dict[str, str] = field(default_factory=dict)  # globals changed by host calls -> the callee
     extra_locals: dict[str, ir.Decl] = field(default_factory=dict)
+    loop_names: set[str] = field(default_factory=set)  # loop variables made for array syntax
     inlined: int = 0
 
     def __post_init__(self) -> None:
         self.ex.call_function = self.call_function
+        self.ex.array_intrinsic = self.array_intrinsic
+
+    def array_intrinsic(self, name: str, subs: list[object]) -> Expr:
+        if name in arrays.REDUCTIONS:
+            return arrays.reduction(self, name, subs)
+        return arrays.inquiry(self, name, subs)
 
     # --------------------------------------------------------------- blocks
 
@@ -85,13 +93,20 @@ class StmtLowerer:
 
     def assign(self, node: object) -> tuple[ir.Stmt, ...]:
         lhs, _, rhs = node.items  # type: ignore[attr-defined]
+        if isinstance(lhs, F.Part_Ref) and lhs.items[1] is not None and \
+                any(isinstance(s, F.Subscript_Triplet) for s in lhs.items[1].items):
+            return arrays.assignment(self, lhs, rhs)
         if isinstance(lhs, F.Name):
             name = str(lhs).lower()
             sym = self.ex.scope.lookup(name)
             if name in self.ex.loop_env:
                 raise Unsupported(f"assignment to DO variable {name} at {self.ex.where()}")
             if sym is not None and sym.dims is not None:
-                raise Unsupported(f"whole-array assignment to '{name}' at {self.ex.where()} cannot be lowered")
+                if sym.dtype is DType.CHAR:
+                    raise Unsupported(f"character array assignment at {self.ex.where()} cannot be lowered")
+                return arrays.assignment(self, lhs, rhs)
+            if arrays.is_array_valued(self, rhs):
+                raise Unsupported(f"array value assigned to the scalar {name} at {self.ex.where()}")
             if sym is not None and sym.saved is not None:
                 raise Unsupported(f"assignment at {self.ex.where()} to '{name}', initialised at {sym.saved}"
                                   " (implicit SAVE: its value persists between calls)")
@@ -329,6 +344,24 @@ class StmtLowerer:
                 raise Unsupported(f"DEALLOCATE of {n} at {self.ex.where(node)}: it frees an array the caller sees")
         return ()
 
+    def where_stmt(self, node: object) -> tuple[ir.Stmt, ...]:
+        mask, stmt = node.items  # type: ignore[attr-defined]
+        return arrays.where(self, [(mask, [stmt])])
+
+    def where_construct(self, node: object) -> tuple[ir.Stmt, ...]:
+        arms: list[tuple[object | None, list[object]]] = []
+        for child in node.children:  # type: ignore[attr-defined]
+            if isinstance(child, (F.Where_Construct_Stmt, F.Masked_Elsewhere_Stmt)):
+                self.ex.line = child.item.span[0]
+                arms.append((child.items[0], []))
+            elif isinstance(child, F.Elsewhere_Stmt):
+                arms.append((None, []))
+            elif isinstance(child, F.End_Where_Stmt) or not arms:
+                continue
+            else:
+                arms[-1][1].append(child)
+        return arrays.where(self, arms)
+
     def output(self, node: object) -> tuple[ir.Stmt, ...]:
         """WRITE/PRINT of text and values: printed where the code runs (list-directed)."""
         if isinstance(node, F.Print_Stmt):
@@ -506,5 +539,7 @@ _STMT_HANDLERS: MappingProxyType[type, Callable[[StmtLowerer, object], tuple[ir.
     F2008.Error_Stop_Stmt: StmtLowerer.stop,
     F.Format_Stmt: StmtLowerer.nothing,
     F.Allocate_Stmt: StmtLowerer.allocate,
+    F.Where_Stmt: StmtLowerer.where_stmt,
+    F.Where_Construct: StmtLowerer.where_construct,
     F.Deallocate_Stmt: StmtLowerer.deallocate,
 })

@@ -109,17 +109,25 @@ class WorkflowRun:
             return kernels, errors
 
     def _apply_region_config(self, kernel: ir.Kernel) -> ir.Kernel:
-        """Shapes given in the workflow (``shapes:``) replace the inferred ones."""
+        """Shapes given in the workflow (``shapes:``) replace the inferred ones; for an array whose
+        extents the caller passes (assumed-shape, allocatable) they are the values validation
+        passes."""
         shapes = self.workflow.region(kernel.name).shapes
         if not shapes:
             return kernel
+        extent_of: dict[str, ir.Expr] = {}
         params = []
         for p in kernel.params:
             key = self.workflow.normalize(p.name)
             if isinstance(p, ir.Array) and key in shapes:
                 dims = tuple(parse_extent(str(e), kernel) for e in shapes[key])
-                p = ir.Array(p.name, p.dtype, dims, p.layout, p.intent, p.lower, p.binding)
+                passed = _passed_extents(kernel, p)
+                if passed and len(dims) == p.rank:
+                    extent_of.update(zip(passed, dims, strict=True))
+                else:
+                    p = ir.Array(p.name, p.dtype, dims, p.layout, p.intent, p.lower, p.binding)
             params.append(p)
+        params = [ir.replace(p, default=extent_of[p.name]) if p.name in extent_of else p for p in params]
         return ir.Kernel(kernel.name, tuple(params), kernel.locals, kernel.body, kernel.origin, kernel.result,
                          kernel.notes)
 
@@ -269,7 +277,9 @@ class WorkflowRun:
                 kernels = [k for k in (self._kernels or {}).values() if isinstance(k, ir.Kernel)]
                 build = build_reference(self._files, kernels, self.out_dir / ".build" / "reference",
                                         self.workflow.include_dirs(), dict(self.workflow.preprocess.defines),
-                                        self.cache_dir)
+                                        self.cache_dir, extra_sources=self.workflow.build_files(),
+                                        fflags=self.workflow.build.flags, cflags=self.workflow.build.cflags,
+                                        libraries=self.workflow.build_libraries())
                 self._reference = build if build.ok else False
             return self._reference or None
 
@@ -506,6 +516,19 @@ class WorkflowRun:
         json_path, md_path = write_reports(self.out_dir, self.workflow.name, entries, errors)
         self.progress(f"report: {md_path}")
         return json_path
+
+
+def _passed_extents(kernel: ir.Kernel, array: ir.Array) -> list[str]:
+    """The parameters holding an array's extents when the caller passes them (bound
+    "extent:<array>:<k>"), else []."""
+    names = [s.name for s in array.shape if isinstance(s, ir.Var)]
+    if len(names) != array.rank:
+        return []
+    for k, n in enumerate(names):
+        d = next((p for p in kernel.params if p.name == n), None)
+        if not isinstance(d, ir.Scalar) or d.binding != f"extent:{array.name}:{k + 1}":
+            return []
+    return names
 
 
 def _rel(path: Path, root: Path) -> str:

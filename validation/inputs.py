@@ -214,15 +214,34 @@ def _scalar_value(p: ir.Scalar, kernel: ir.Kernel, sizes: Mapping[str, int], val
     return npdt.type(generate(spec if found else "normal", (), npdt, rng, project_dir)[()])
 
 
+def _default(p: ir.Scalar, kernel: ir.Kernel, env: Mapping[str, Any]) -> int:
+    """An extent the routine's accesses need, at this case's sizes (at least 1)."""
+    assert p.default is not None
+    try:
+        return max(1, int(ir.evaluate(p.default, {k: (v.item() if hasattr(v, "item") else v)
+                                                   for k, v in env.items()})))  # type: ignore[arg-type]
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ValidationError(f"no value for '{p.name}' (kernel {kernel.name}, {kernel.origin}): the extent its"
+                              f" accesses need, {ir.expr_str(p.default)}, cannot be evaluated ({exc}); give it"
+                              " under sizes: or the array's shape under shapes:") from None
+
+
 def make_case(kernel: ir.Kernel, sizes: Mapping[str, int], values: Mapping[str, object],
               generators: Mapping[str, str], seed: int, project_dir: Path | None = None) -> Case:
     """Inputs for one call of ``kernel`` (see the module docstring)."""
     rng = np.random.default_rng(seed)
     needed = _shape_names(kernel)
     scalars: dict[str, Any] = {}
+    defaulted: list[ir.Scalar] = []
     for p in kernel.params:
         if isinstance(p, ir.Scalar):
+            given = lookup(values, p.name)[0] or lookup(sizes, p.name)[0]
+            if p.default is not None and not given:
+                defaulted.append(p)  # after the others: the default is written in them
+                continue
             scalars[p.name] = _scalar_value(p, kernel, sizes, values, generators, rng, needed, project_dir)
+    for p in defaulted:
+        scalars[p.name] = np.dtype(p.dtype.numpy).type(_default(p, kernel, {**sizes, **scalars}))
     env = dict(scalars)
     # sizes that are not parameters (symbolic dimensions) are visible to shapes too
     for k, v in sizes.items():
