@@ -227,8 +227,9 @@ def test_parse_source_fixed_and_free_forms() -> None:
     assert loops(k)[0].body[0].value == Const(0.0, DType.F64)
     free = parse_source("subroutine t(n, x)\n  integer :: n\n  real(kind=4) :: x(n)\n"
                         "  x(:) = 0\nend subroutine\n", "t.f90", fixed_form=False)
-    op = free.kernels[0]
-    assert isinstance(op, ir.Opaque) and "array section" in op.reason and "t.f90:4" in op.reason
+    k = free.kernels[0]  # array syntax: a loop over the section
+    assert isinstance(k, ir.Kernel) and k.param("x").intent == Intent.INOUT
+    assert loops(k)[0].stop == Var("n", I32) and loops(k)[0].body[0].value == Const(0.0, DType.F32)
 
 
 def test_implicit_typing_and_kinds() -> None:
