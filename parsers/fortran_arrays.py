@@ -173,7 +173,7 @@ def assignment(sl: StmtLowerer, lhs: object, rhs: object) -> tuple[ir.Stmt, ...]
         target = ex.load(name, sym, subs) if subs is not None else ex.whole(name, sym)
         value = coerce(ex.expr(rhs), target.dtype)
     line = sl.orig_line(ex.line)
-    if not _overlaps(target, value):
+    if not _overlaps(target, value, loop_vars):
         return nest(loop_vars, [d.trip for d in dims], (ir.Assign(target, value),), line)
     # the right-hand side reads the assigned array elsewhere: all of it first, into a temporary
     tmp = _temporary(sl, name, target.dtype, [d.trip for d in dims])
@@ -183,13 +183,20 @@ def assignment(sl: StmtLowerer, lhs: object, rhs: object) -> tuple[ir.Stmt, ...]
             + nest(loop_vars, trips, (ir.Assign(target, at),), line))
 
 
-def _overlaps(target: Load, value: Expr) -> bool:
-    """Whether ``value`` reads the assigned array at an element another iteration may assign (not
-    where some dimension has two different constant indices: ``a(0, :) = a(1, :)``)."""
+def _overlaps(target: Load, value: Expr, loop_vars: list[Var]) -> bool:
+    """Whether ``value`` reads the assigned array at an element another iteration may assign: not
+    where, in a dimension the section does not walk, the two indices differ by a constant
+    (``a(0, :) = a(1, :)``, ``a(i, :) = a(i - 1, :)``: other rows)."""
+    walked = {v.name for v in loop_vars}
     for n in ir.walk(value):
         if isinstance(n, Load) and n.array == target.array and n.index != target.index:
-            if not any(isinstance(a, Const) and isinstance(b, Const) and a.value != b.value
-                       for a, b in zip(n.index, target.index, strict=True)):
+            apart = False
+            for a, b in zip(n.index, target.index, strict=True):
+                names = {v.name for e in (a, b) for v in ir.walk(e) if isinstance(v, Var)}
+                d = simplify(sub(a, b))
+                if not names & walked and isinstance(d, Const) and d.value != 0:
+                    apart = True
+            if not apart:
                 return True
     return False
 

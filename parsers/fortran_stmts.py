@@ -130,12 +130,14 @@ class StmtLowerer:
     def if_stmt(self, node: object) -> tuple[ir.Stmt, ...]:
         cond_node, action = node.items  # type: ignore[attr-defined]
         cond = self.cond(cond_node)
+        pre = tuple(self.prelude)  # what the condition needs computed (a reduction) comes first
+        self.prelude = []
         self.ex.guards.append(cond)
         try:
             body = self.flush(self.stmt(action))
         finally:
             self.ex.guards.pop()
-        return (ir.If(cond, body),)
+        return pre + (ir.If(cond, body),)
 
     def cond(self, node: object) -> Expr:
         c = self.ex.expr(node)

@@ -1,0 +1,248 @@
+"""Fortran 90 and later in the frontend: array syntax, WHERE, array intrinsics, assumed-shape
+and allocatable arrays, initialised constants. Each construct is run through the lowered IR
+(the order audit's interpreter) against numpy, and each has a case that must stay serial or
+unsupported."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from parsers.fortran import parse_source
+from translate import ir
+from translate.analysis import analyze
+from validation.order_audit import _execute
+
+F8 = np.float64
+
+
+def lower(src: str) -> dict[str, ir.Kernel | ir.Opaque]:
+    return {k.name: k for k in parse_source(src, "t.f90", fixed_form=False).kernels}
+
+
+def kernel(src: str, name: str) -> ir.Kernel:
+    k = lower(src)[name]
+    assert isinstance(k, ir.Kernel), getattr(k, "reason", k)
+    return k
+
+
+def run(k: ir.Kernel, scalars: dict, arrays: dict) -> dict:
+    """The kernel's outputs by executing its IR (locals, such as temporaries, start at zero)."""
+    env = {p.name: np.zeros([int(ir.evaluate(e, scalars)) for e in p.shape], order="F")
+           for p in k.locals if isinstance(p, ir.Array)}
+    out, _ = _execute(analyze(k), scalars, {**env, **arrays}, reverse=False)
+    return out
+
+
+def loops(k: ir.Kernel) -> list[ir.Loop]:
+    return [n for s in analyze(k).body for n in ir.walk(s) if isinstance(n, ir.Loop)]
+
+
+def test_array_assignment_sections_and_scalars() -> None:
+    k = kernel("""subroutine s(n, a, b, c)
+  integer, intent(in) :: n
+  real(8), intent(inout) :: a(n), b(n)
+  real(8), intent(in) :: c(n, 3)
+  a = b + 2.0d0 * c(:, 2)
+  b(2:n:2) = -1.0d0
+end subroutine""", "s")
+    rng = np.random.default_rng(1)
+    n = 7
+    a, b, c = rng.standard_normal(n), rng.standard_normal(n), np.asfortranarray(rng.standard_normal((n, 3)))
+    out = run(k, {"n": n}, {"a": a.copy(), "b": b.copy(), "c": c})
+    want_b = b.copy()
+    want_b[1::2] = -1.0
+    assert np.allclose(out["a"], b + 2 * c[:, 1]) and np.allclose(out["b"], want_b)
+    assert all(lp.kind is ir.LoopKind.PARALLEL for lp in loops(k))
+
+
+def test_overlapping_sections_evaluate_the_right_side_first() -> None:
+    # a(2:n) = a(1:n-1) shifts by one: done in place, a forward loop would smear a(1) everywhere
+    k = kernel("""subroutine shift(n, a)
+  integer, intent(in) :: n
+  real(8), intent(inout) :: a(n)
+  a(2:n) = a(1:n-1)
+end subroutine""", "shift")
+    a = np.arange(1.0, 9.0)
+    out = run(k, {"n": 8}, {"a": a.copy()})
+    assert np.array_equal(out["a"], np.r_[1.0, a[:-1]])
+    assert any(isinstance(d, ir.Array) and d.name.startswith("a_tmp") for d in k.locals)
+
+
+def test_dependence_between_iterations_of_a_do_loop_stays_serial() -> None:
+    k = kernel("""subroutine rows(n, m, a)
+  integer :: n, m, i
+  real(8) :: a(n, m)
+  do i = 2, n
+    a(i, :) = a(i - 1, :) + 1.0d0
+  end do
+end subroutine""", "rows")
+    outer, inner = loops(k)
+    assert outer.var == "i" and outer.kind is ir.LoopKind.SERIAL
+    assert inner.kind is ir.LoopKind.PARALLEL  # along the row: independent
+    a = np.asfortranarray(np.zeros((4, 3)))
+    out = run(k, {"n": 4, "m": 3}, {"a": a})
+    assert np.array_equal(out["a"][:, 0], [0.0, 1.0, 2.0, 3.0])
+
+
+def test_where_elsewhere() -> None:
+    k = kernel("""subroutine w(n, a, b)
+  integer :: n
+  real(8) :: a(n), b(n)
+  where (a > 1.0d0)
+    b = sqrt(a)
+  elsewhere (a < -1.0d0)
+    b = -a
+  elsewhere
+    b = 0.0d0
+  end where
+end subroutine""", "w")
+    a = np.array([4.0, -3.0, 0.5, 9.0, -0.5])
+    out = run(k, {"n": 5}, {"a": a, "b": np.zeros(5)})
+    assert np.allclose(out["b"], np.where(a > 1, np.sqrt(np.abs(a)), np.where(a < -1, -a, 0.0)))
+
+
+def test_where_reading_another_element_of_what_it_assigns_is_not_lowered() -> None:
+    op = lower("""subroutine w2(n, a)
+  integer :: n
+  real(8) :: a(n)
+  where (a(1:n-1) > 0.0d0) a(2:n) = 0.0d0
+end subroutine""")["w2"]
+    assert isinstance(op, ir.Opaque) and "WHERE" in op.reason
+
+
+@pytest.mark.parametrize("expr, want", [
+    ("sum(a)", lambda a, b: a.sum()),
+    ("product(b)", lambda a, b: b.prod()),
+    ("maxval(a)", lambda a, b: a.max()),
+    ("minval(a, mask=a > 0.0d0)", lambda a, b: a[a > 0].min()),
+    ("dot_product(a, b)", lambda a, b: a @ b),
+    ("dble(count(a > 0.0d0))", lambda a, b: float((a > 0).sum())),
+    ("dble(maxloc(a, 1))", lambda a, b: float(np.argmax(a) + 1)),
+    ("dble(minloc(a, dim=1))", lambda a, b: float(np.argmin(a) + 1)),
+    ("merge_any", None),
+])
+def test_reductions(expr: str, want) -> None:
+    if want is None:  # ANY/ALL
+        expr, want = "1.0d0", lambda a, b: 1.0
+    k = kernel(f"""subroutine r(n, a, b, s)
+  integer :: n
+  real(8) :: a(n), b(n), s
+  s = {expr}
+  if (any(a > 100.0d0) .or. .not. all(b > 0.0d0)) s = -s
+end subroutine""", "r")
+    rng = np.random.default_rng(3)
+    a, b = rng.standard_normal(9), rng.uniform(0.5, 1.5, 9)
+    a[4] = a.max() + 1.0  # one maximum (MAXLOC's first)
+    out = run(k, {"n": 9}, {"a": a, "b": b})
+    assert np.isclose(float(out["s"]), want(a, b))
+    assert any(lp.reductions for lp in loops(k))
+
+
+def test_matmul_and_inquiries() -> None:
+    k = kernel("""subroutine mm(n, a, b, c, t)
+  integer :: n
+  real(8) :: a(n, n), b(n, n), c(n, n), t
+  c = matmul(a, b)
+  t = size(a) + size(a, 2) + lbound(a, 1) + ubound(b, 1) + huge(1) * 0 + epsilon(1.0d0)
+end subroutine""", "mm")
+    rng = np.random.default_rng(5)
+    a, b = (np.asfortranarray(rng.standard_normal((4, 4))) for _ in range(2))
+    out = run(k, {"n": 4}, {"a": a, "b": b, "c": np.zeros((4, 4), order="F")})
+    assert np.allclose(out["c"], a @ b)
+    assert float(out["t"]) == pytest.approx(16 + 4 + 1 + 4 + np.finfo(float).eps)
+
+
+def test_assumed_shape_extents_are_parameters_with_defaults() -> None:
+    k = kernel("""module m
+contains
+subroutine halo(x, y, depth)
+  real(8) :: x(-1:, :), y(:)
+  integer :: depth, j
+  do j = 1, size(x, 2)
+    x(0, j) = y(j) * x(1, j)
+  end do
+end subroutine
+end module""", "halo")
+    sizes = {p.name: p for p in k.params if p.binding and p.binding.startswith("extent:")}
+    assert set(sizes) == {"x_size1", "x_size2", "y_size1"}
+    assert k.param("x").shape == (ir.Var("x_size1", ir.DType.I32), ir.Var("x_size2", ir.DType.I32))
+    assert k.param("x").lower[0] == ir.Const(-1, ir.DType.I32)
+    assert sizes["x_size1"].default == ir.Const(3, ir.DType.I32)  # x(1, j) is the third element
+    assert sizes["y_size1"].default == ir.Var("x_size2", ir.DType.I32)  # y(j) for j up to size(x, 2)
+    x = np.asfortranarray(np.ones((3, 5)))
+    out = run(k, {"x_size1": 3, "x_size2": 5, "y_size1": 5, "depth": 1}, {"x": x, "y": np.arange(5.0)})
+    assert np.array_equal(out["x"][1], np.arange(5.0))
+
+
+def test_module_allocatable_takes_the_bounds_of_its_allocate() -> None:
+    src = """module grid
+  implicit none
+  integer :: nx
+  integer, parameter :: hs = 2
+  real(8), allocatable :: state(:, :)
+contains
+  subroutine setup()
+    allocate(state(1-hs:nx+hs, 3))
+  end subroutine
+  subroutine bump()
+    integer :: i
+    do i = 1, nx
+      state(i, :) = state(i, :) + 1.0d0
+    end do
+  end subroutine
+end module"""
+    mods = lower(src)
+    k = mods["bump"]
+    assert isinstance(k, ir.Kernel), getattr(k, "reason", k)
+    state = k.param("state")
+    assert isinstance(state, ir.Array) and state.binding == "module:grid"
+    assert ir.evaluate(state.shape[0], {"nx": 10}) == 14 and state.lower[0] == ir.Const(-1, ir.DType.I32)
+    assert k.param("nx").binding == "module:grid"
+    # allocating a module array inside a region changes what the program sees: not lowered
+    assert isinstance(mods["setup"], ir.Opaque) and "ALLOCATE" in mods["setup"].reason
+
+
+def test_initialised_local_is_a_constant_until_assigned() -> None:
+    mods = lower("""subroutine c1(n, a)
+  integer :: n, i
+  integer :: g_dir = 1
+  real(8) :: a(n)
+  do i = 1, n
+    if (g_dir == 1) a(i) = 2.0d0 * a(i)
+  end do
+end subroutine
+subroutine c2(n, a)
+  integer :: n
+  integer :: calls = 0
+  real(8) :: a(n)
+  calls = calls + 1
+  a(1) = calls
+end subroutine""")
+    assert isinstance(mods["c1"], ir.Kernel) and "g_dir" not in {d.name for d in mods["c1"].locals}
+    assert isinstance(mods["c2"], ir.Opaque) and "implicit SAVE" in mods["c2"].reason
+
+
+def test_local_allocatable_array() -> None:
+    k = kernel("""subroutine tmp(n, a)
+  integer :: n
+  real(8) :: a(n)
+  real(8), allocatable :: w(:)
+  allocate(w(n))
+  w = 2.0d0 * a
+  a = w + 1.0d0
+  deallocate(w)
+end subroutine""", "tmp")
+    w = next(d for d in k.locals if d.name == "w")
+    assert isinstance(w, ir.Array) and w.shape == (ir.Var("n", ir.DType.I32),)
+    out = run(k, {"n": 3}, {"a": np.array([1.0, 2.0, 3.0])})
+    assert np.array_equal(out["a"], [3.0, 5.0, 7.0])
+
+
+def test_nonconforming_sections_are_reported() -> None:
+    op = lower("""subroutine bad(n, a, b)
+  integer :: n
+  real(8) :: a(n), b(n, n)
+  a = b
+end subroutine""")["bad"]
+    assert isinstance(op, ir.Opaque) and "does not conform" in op.reason

@@ -1,0 +1,263 @@
+"""Fortran projects as they are found: modules across files in any order, modules outside the
+sources, main programs with contained procedures, INCLUDE lines, calls that stay on the host,
+output and STOP on error paths, and what must stay unsupported."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from parsers.base import ParseError
+from parsers.fortran import parse_files, parse_source
+from targets.base import get_renderer
+from translate import ir
+from translate.analysis import analyze
+from translate.schedule import Schedule
+
+
+def write(tmp: Path, files: dict[str, str]) -> list[Path]:
+    paths = []
+    for name, text in files.items():
+        p = tmp / name
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text)
+        paths.append(p)
+    return sorted(paths)
+
+
+def routines(tmp: Path, files: dict[str, str], errors: list[ParseError] | None = None) -> dict:
+    mods = parse_files(write(tmp, files), tmp, errors=errors)
+    return {k.name: k for m in mods for k in m.kernels}
+
+
+def lowered(d: dict, name: str) -> ir.Kernel:
+    k = d[name]
+    assert isinstance(k, ir.Kernel), getattr(k, "reason", k)
+    return k
+
+
+def test_module_defined_in_a_file_that_sorts_after_its_user(tmp_path: Path) -> None:
+    d = routines(tmp_path, {
+        "a_user.f90": "subroutine scale(n, x)\n  use z_consts\n  integer :: n, i\n  real(8) :: x(n)\n"
+                      "  do i = 1, n\n    x(i) = factor * x(i)\n  end do\nend subroutine\n",
+        "z_consts.f90": "module z_consts\n  real(8), parameter :: factor = 2.5d0\nend module\n",
+    })
+    k = lowered(d, "scale")
+    assert any(isinstance(n, ir.Const) and n.value == 2.5 for s in k.body for n in ir.walk(s))
+
+
+def test_module_cycle_is_reported_and_costs_only_its_users(tmp_path: Path) -> None:
+    d = routines(tmp_path, {
+        "a.f90": "module ma\n  use mb\n  integer :: x\nend module\n",
+        "b.f90": "module mb\n  use ma\n  integer :: y\nend module\n",
+        "c.f90": "subroutine uses(n)\n  use ma\n  integer :: n\n  n = x\nend subroutine\n"
+                 "subroutine free(n, a)\n  integer :: n, i\n  real :: a(n)\n  do i = 1, n\n    a(i) = 0\n"
+                 "  end do\nend subroutine\n",
+    })
+    assert isinstance(d["uses"], ir.Opaque) and "cycle" in d["uses"].reason and "ma" in d["uses"].reason
+    assert isinstance(d["free"], ir.Kernel)
+
+
+def test_module_outside_the_sources(tmp_path: Path) -> None:
+    d = routines(tmp_path, {"k.f90": """module k
+contains
+  subroutine plain(n, a)
+    use mpi
+    integer :: n, i
+    real(8) :: a(n)
+    do i = 1, n
+      a(i) = 1.0d0
+    end do
+  end subroutine
+  subroutine needs(n, a)
+    use mpi
+    integer :: n
+    real(8) :: a(n)
+    a(1) = mpi_wtime_value
+  end subroutine
+end module
+"""})
+    assert isinstance(d["plain"], ir.Kernel)  # a name it does not use costs nothing
+    # without IMPLICIT NONE an undeclared name would become a local: never with a module unknown
+    assert isinstance(d["needs"], ir.Opaque) and "mpi_wtime_value" in d["needs"].reason
+    assert "module mpi" in d["needs"].reason
+
+
+def test_use_only_and_renames(tmp_path: Path) -> None:
+    d = routines(tmp_path, {
+        "m.f90": "module m\n  real(8), parameter :: a = 1.0d0, b = 2.0d0\nend module\n",
+        "u.f90": "subroutine u(x)\n  use m, only: c => b\n  implicit none\n  real(8) :: x\n  x = c\nend subroutine\n"
+                 "subroutine v(x)\n  use m, only: a\n  implicit none\n  real(8) :: x\n  x = b\nend subroutine\n",
+    })
+    assert lowered(d, "u").body[0] == ir.Assign(ir.Var("x", ir.DType.F64), ir.Const(2.0, ir.DType.F64))
+    assert isinstance(d["v"], ir.Opaque) and "'b'" in d["v"].reason  # ONLY: b is not visible
+
+
+def test_main_program_contained_procedures_are_routines(tmp_path: Path) -> None:
+    d = routines(tmp_path, {"p.f90": """program sim
+  implicit none
+  integer :: nx = 8
+  real(8) :: dt
+  real(8) :: u(100)
+  dt = 0.1d0
+  call step()
+contains
+  subroutine step()
+    integer :: i
+    do i = 1, nx
+      u(i) = u(i) + dt
+    end do
+  end subroutine
+end program
+"""})
+    assert isinstance(d["sim"], ir.Opaque) and "main program" in d["sim"].reason and "step" in d["sim"].reason
+    k = lowered(d, "step")
+    assert {p.name: p.binding for p in k.params} == {"u": "program:sim", "dt": "program:sim", "nx": "program:sim"}
+    assert k.param("u").intent == ir.Intent.INOUT
+
+
+def test_include_lines_are_expanded_with_their_origin(tmp_path: Path) -> None:
+    write(tmp_path, {
+        "inc/sizes.h": "      integer nmax\n      parameter (nmax = 16)\n",
+        "s.f": "      subroutine z(a)\n      include 'sizes.h'\n      double precision a(nmax)\n"
+               "      integer i\n      do 10 i = 1, nmax\n         a(i) = 0.0d0\n   10 continue\n      end\n",
+    })
+    with pytest.raises(ParseError, match="sizes.h"):  # not next to s.f, and no include folder given
+        parse_files([tmp_path / "s.f"], tmp_path)
+    d = parse_files([tmp_path / "s.f"], tmp_path, [tmp_path / "inc"])[0].kernels
+    k = d[0]
+    assert isinstance(k, ir.Kernel) and k.param("a").shape == (ir.Const(16, ir.DType.I32),)
+
+
+def test_include_not_found_names_the_file(tmp_path: Path) -> None:
+    errors: list[ParseError] = []
+    routines(tmp_path, {"s.f": "      subroutine z\n      include 'nothere.h'\n      end\n"}, errors)
+    assert errors and "nothere.h" in errors[0].message and errors[0].path == "s.f" and errors[0].line == 2
+
+
+# ------------------------------------------------------------------ host code
+
+TIMED = """module timing
+  logical :: timeron = .true.
+contains
+  subroutine timer_start(n)
+    integer :: n
+    call wtime_external(n)
+  end subroutine
+end module
+subroutine relax(n, a, b)
+  use timing
+  integer :: n, i
+  real(8) :: a(n), b(n)
+  if (timeron) call timer_start(3)
+  do i = 1, n
+    b(i) = 0.5d0 * a(i)
+  end do
+  if (n < 0) then
+    write(0, *) 'relax: bad n', n
+    stop 2
+  end if
+end subroutine
+"""
+
+
+def test_timer_calls_and_error_output_stay_on_the_host(tmp_path: Path) -> None:
+    d = routines(tmp_path, {"t.f90": TIMED})
+    k = analyze(lowered(d, "relax"))
+    calls = [n for s in k.body for n in ir.walk(s) if isinstance(n, ir.HostCall)]
+    assert [(c.kind, c.routine, c.module) for c in calls] == [("call", "timer_start", "timing"),
+                                                              ("print", "stderr", ""), ("stop", "stop", "")]
+    loop = next(n for s in k.body for n in ir.walk(s) if isinstance(n, ir.Loop))
+    assert loop.kind is ir.LoopKind.PARALLEL
+    # timer_start itself passes its argument on to a routine outside the sources, which may write it
+    ts = lowered(d, "timer_start")
+    assert ts.body == (ir.HostCall("call", "wtime_external", (ir.Var("n", ir.DType.I32),), ("n",), "", 6),)
+    assert ts.param("n").intent == ir.Intent.INOUT
+
+
+def test_host_calls_render_as_weak_calls_and_launcher_notes(tmp_path: Path) -> None:
+    k = analyze(lowered(routines(tmp_path, {"t.f90": TIMED}), "relax"))
+    cpp = get_renderer("kokkos", Schedule()).render(k, Schedule())
+    text = cpp.files[cpp.entry]
+    assert 'extern "C" void __timing_MOD_timer_start(int*) __attribute__((weak));' in text
+    assert "if (__timing_MOD_timer_start) __timing_MOD_timer_start(&kt_arg0);" in text
+    assert 'std::fprintf(stderr, "relax: bad n %lld\\n"' in text and "std::exit(2);" in text
+    cu = get_renderer("cuda", Schedule()).render(k, Schedule())
+    assert "__attribute__((weak))" in cu.files[cu.entry] and "#include <cstdlib>" in cu.files[cu.entry]
+    tr = get_renderer("triton", Schedule()).render(k, Schedule())
+    py = tr.files[tr.entry]
+    assert "# CALL TIMER_START(3)" in py and "raise SystemExit(2)" in py
+    assert any("TIMER_START" in n for n in tr.notes)
+
+
+def test_a_host_call_inside_a_loop_keeps_the_loop_serial() -> None:
+    k = parse_source("""subroutine tick(n, a)
+  integer :: n, i
+  real(8) :: a(n)
+  do i = 1, n
+    a(i) = a(i) + 1.0d0
+    call progress(i)
+  end do
+end subroutine""", "t.f90", fixed_form=False).kernels[0]
+    assert isinstance(k, ir.Kernel)
+    loop = next(n for s in analyze(k).body for n in ir.walk(s) if isinstance(n, ir.Loop))
+    assert loop.kind is ir.LoopKind.SERIAL and "host code (PROGRESS)" in loop.reason
+
+
+@pytest.mark.parametrize("body, why", [
+    ("call fill(n, a)", "passed the array a"),
+    ("call fill(n, a(2))", "array element"),
+])
+def test_calls_that_cannot_stay_on_the_host(body: str, why: str) -> None:
+    k = parse_source(f"subroutine c(n, a)\n  integer :: n\n  real(8) :: a(n)\n  {body}\n  a(1) = 0\n"
+                     "end subroutine\n", "c.f90", fixed_form=False).kernels[0]
+    assert isinstance(k, ir.Opaque) and why in k.reason and "FILL" in k.reason
+
+
+def test_a_host_call_that_changes_what_the_region_uses_is_refused(tmp_path: Path) -> None:
+    d = routines(tmp_path, {"g.f90": """module state
+  real(8) :: total
+contains
+  subroutine add_up(n, a)
+    integer :: n, i
+    real(8) :: a(n)
+    do i = 1, n
+      total = total + a(i)
+    end do
+  end subroutine
+  subroutine report_total(n, a, s)
+    integer :: n
+    real(8) :: a(n), s
+    call bump()
+    s = total
+  end subroutine
+  subroutine bump()
+    integer :: k
+    do k = 1, 3
+      total = total + 1.0d0
+    end do
+  end subroutine
+end module
+"""})
+    assert isinstance(d["report_total"], ir.Opaque) and "total" in d["report_total"].reason
+    assert "BUMP" in d["report_total"].reason
+
+
+def test_inlined_callee_shares_its_common_block() -> None:
+    k = parse_source("""      subroutine user(n, x)
+      integer n, i
+      double precision x(n)
+      do 10 i = 1, n
+         x(i) = scaled(x(i))
+   10 continue
+      end
+      double precision function scaled(v)
+      double precision v, alpha, beta
+      common /coef/ alpha, beta
+      scaled = alpha * v + beta
+      end
+""", "u.f", fixed_form=True).kernels[0]
+    assert isinstance(k, ir.Kernel)
+    assert [(p.name, p.binding) for p in k.params if p.binding] == [("alpha", "common:/coef/"),
+                                                                   ("beta", "common:/coef/")]
