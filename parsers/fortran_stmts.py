@@ -30,6 +30,7 @@ _LOOP_DIRECTIVE = re.compile(
     r"^(omp\s+(parallel\s+do|do|target\s+teams\s+distribute(\s+parallel\s+do)?|simd|parallel\s+do\s+simd)"
     r"|acc\s+(parallel\s+loop|kernels\s+loop|loop|serial\s+loop))\b", re.I)
 _INLINE_MAX_STMTS = 12
+_INLINE_MAX_LOOP_STMTS = 60  # a callee with loops, passed whole arrays: inlined up to this many statements
 
 Resolver = Callable[[str], "ir.Kernel | ir.Opaque | None"]
 
@@ -402,6 +403,10 @@ class StmtLowerer:
 
     def inline(self, name: str, args: list[object], node: object,
                function: bool) -> tuple[tuple[ir.Stmt, ...], Expr | None]:
+        """The callee's body in place of the call: small routines without loops, and routines with
+        loops up to a size where the caller passes whole arrays laid out as the callee declares
+        them (so every element keeps its position). Its locals (arrays too) and loop variables
+        are renamed ``<callee><k>_<name>``."""
         where = self.ex.where(node)
         callee = self.resolve(name)
         if callee is None:
@@ -413,9 +418,14 @@ class StmtLowerer:
         if body and isinstance(body[-1], ir.Return):
             body.pop()
         nodes = [n for s in body for n in ir.walk(s) if isinstance(n, (ir.Assign, ir.If, ir.Loop, ir.Return,
-                                                                         ir.ErrorCall))]
-        if any(isinstance(n, (ir.Loop, ir.Return, ir.ErrorCall)) for n in nodes) or len(nodes) > _INLINE_MAX_STMTS:
-            raise Unsupported(f"call to {name.upper()} not inlined ({where})")
+                                                                         ir.ErrorCall, ir.HostCall))]
+        has_loops = any(isinstance(n, ir.Loop) for n in nodes)
+        limit = _INLINE_MAX_LOOP_STMTS if has_loops else _INLINE_MAX_STMTS
+        if any(isinstance(n, (ir.Return, ir.ErrorCall)) for n in nodes):
+            raise Unsupported(f"call to {name.upper()} not inlined ({where}): it returns early or reports errors")
+        if len(nodes) > limit:
+            raise Unsupported(f"call to {name.upper()} not inlined ({where}): {len(nodes)} statements, more than"
+                              f" {limit}")
         if function and callee.result is None:
             raise Unsupported(f"subroutine {name.upper()} used as a function at {where}")
         dummies = [p for p in callee.params if p.binding is None]
@@ -428,9 +438,9 @@ class StmtLowerer:
         mapping: dict[str, Expr] = {}
         arrays: dict[str, tuple[str, tuple[Expr, ...]]] = {}
         pre: list[ir.Stmt] = []
-        for p, a in zip(dummies, args, strict=True):
+        pairs = list(zip(dummies, args, strict=True))
+        for p, a in pairs:
             if isinstance(p, ir.Array):
-                arrays[p.name] = self._array_arg(p, a, name, where)
                 continue
             value = self.ex.expr(a)
             if p.intent.writes:
@@ -444,12 +454,22 @@ class StmtLowerer:
                 self.extra_locals[tmp.name] = ir.Scalar(tmp.name, p.dtype)
                 pre.append(ir.Assign(tmp, coerce(value, p.dtype)))
                 mapping[p.name] = tmp
+        for p, a in pairs:
+            if isinstance(p, ir.Array):
+                arrays[p.name] = self._array_arg(p, a, name, where, mapping, callee)
         for d in callee.locals:
-            if isinstance(d, ir.Array):
-                raise Unsupported(f"call to {name.upper()} not inlined ({where}): it has local arrays")
             mapping[d.name] = Var(tag + d.name, d.dtype)
-            self.extra_locals[tag + d.name] = ir.Scalar(tag + d.name, d.dtype)
-        new_body = tuple(_rename_arrays(ir.substitute(s, mapping), arrays) for s in body)  # type: ignore[arg-type]
+            if isinstance(d, ir.Array):
+                shape = tuple(simplify(ir.substitute(e, mapping)) for e in d.shape)  # type: ignore[misc]
+                self.extra_locals[tag + d.name] = ir.replace(d, name=tag + d.name, shape=shape)
+                arrays[d.name] = (tag + d.name, tuple(Const(0, DType.I32) for _ in d.shape))
+            else:
+                self.extra_locals[tag + d.name] = ir.Scalar(tag + d.name, d.dtype)
+        loop_vars = {n.var for s in body for n in ir.walk(s) if isinstance(n, ir.Loop)}
+        for v in loop_vars - mapping.keys():
+            mapping[v] = Var(tag + v, DType.I32)
+        renamed = [_rename_loops(ir.substitute(s, mapping), tag, loop_vars) for s in body]  # type: ignore[arg-type]
+        new_body = tuple(_rename_arrays(s, arrays) for s in renamed)  # type: ignore[arg-type]
         if function:
             result = mapping[name]
             if (len(new_body) == 1 and isinstance(new_body[0], ir.Assign) and new_body[0].target == result
@@ -467,6 +487,8 @@ class StmtLowerer:
         for p in callee.params:
             if p.binding is None:
                 continue
+            if p.binding.startswith("extent:"):
+                raise Unsupported(f"call to {name.upper()} not inlined ({where}): it takes assumed-shape arrays")
             here = scope.lookup(p.name)
             if here is not None and here.binding == p.binding:
                 self.ex.used.add(p.name)
@@ -488,7 +510,11 @@ class StmtLowerer:
                                       " differently here")
             self.ex.used.add(p.name)
 
-    def _array_arg(self, p: ir.Array, a: object, name: str, where: str) -> tuple[str, tuple[Expr, ...]]:
+    def _array_arg(self, p: ir.Array, a: object, name: str, where: str, mapping: dict[str, Expr],
+                   callee: ir.Kernel) -> tuple[str, tuple[Expr, ...]]:
+        """The caller's array for a dummy array and the shift of each index: a whole array of the
+        same rank whose leading extents are the callee's (the last may differ: sequence
+        association lets a callee declare ``x(*)`` or a shorter last extent)."""
         if not isinstance(a, F.Name):
             raise Unsupported(f"call to {name.upper()} not inlined ({where}): array argument '{a}'"
                               " is not a whole array")
@@ -498,10 +524,26 @@ class StmtLowerer:
             raise Unsupported(f"call to {name.upper()} not inlined ({where}): array argument '{arg}' has another rank")
         self.ex.used.add(arg)
         callee_lower = p.lower or tuple(Const(1, DType.I32) for _ in p.shape)
-        shift = tuple(simplify(sub(cl, lo)) for cl, (lo, _) in zip(callee_lower, sym.dims, strict=True))
-        if p.rank > 1:
-            raise Unsupported(f"call to {name.upper()} not inlined ({where}): multi-dimensional array argument")
+        shift = tuple(simplify(sub(ir.substitute(cl, mapping), lo))  # type: ignore[arg-type]
+                      for cl, (lo, _) in zip(callee_lower, sym.dims, strict=True))
+        for k in range(p.rank - 1):
+            lo, hi = sym.dims[k]
+            mine = simplify(ir.substitute(p.shape[k], mapping))  # type: ignore[arg-type]
+            if hi is None or simplify(sub(mine, add(sub(hi, lo), Const(1, DType.I32)))) != Const(0, DType.I32):
+                raise Unsupported(f"call to {name.upper()} not inlined ({where}): '{arg}' is laid out with other"
+                                  f" extents than {name.upper()} declares for {p.name}")
         return arg, shift
+
+
+def _rename_loops(node: object, tag: str, names: set[str]) -> object:
+    """Loop variables of an inlined body renamed like its locals."""
+    if isinstance(node, ir.Loop):
+        body = tuple(_rename_loops(s, tag, names) for s in node.body)
+        return replace(node, var=tag + node.var if node.var in names else node.var, body=body)  # type: ignore[arg-type]
+    if isinstance(node, ir.If):
+        return replace(node, then=tuple(_rename_loops(s, tag, names) for s in node.then),  # type: ignore[misc]
+                       orelse=tuple(_rename_loops(s, tag, names) for s in node.orelse))
+    return node
 
 
 def _rename_arrays(node: object, arrays: dict[str, tuple[str, tuple[Expr, ...]]]) -> object:
