@@ -32,7 +32,7 @@ from fparser.two.utils import walk
 
 from parsers.base import ParseError, Unsupported
 from parsers.fortran_expr import ExprLowerer
-from parsers.fortran_scope import Scope, UseAssoc, declare, predeclare_types, type_spec
+from parsers.fortran_scope import Defaults, Scope, UseAssoc, declare, predeclare_types, type_spec
 from parsers.fortran_shapes import access_extents, assumed_extent, infer_intents
 from parsers.fortran_stmts import StmtLowerer
 from parsers.fortran_units import (
@@ -70,6 +70,7 @@ class _Project:
     """Every unit of the workflow's files: module scopes (built in USE order), routines by
     name, and the routines lowered so far (a call lowers its callee first, to inline it)."""
 
+    defaults: Defaults = field(default_factory=Defaults)
     routines: dict[str, _Routine] = field(default_factory=dict)
     modules: dict[str, Scope] = field(default_factory=dict)
     broken_modules: dict[str, str] = field(default_factory=dict)  # module -> why it has no scope
@@ -102,11 +103,12 @@ class _Project:
 
 def parse_files(paths: list[Path], root: Path, include: list[Path] | None = None,
                 defines: dict[str, str] | None = None,
-                errors: list[ParseError] | None = None) -> list[ir.Module]:
+                errors: list[ParseError] | None = None, flags: tuple[str, ...] = ()) -> list[ir.Module]:
     """One ``ir.Module`` per file (``Module.path`` relative to ``root``). Modules are
     resolved across the files in any order; calls between the files are resolved (and
     small callees inlined). A malformed file raises ``ParseError``; pass ``errors`` to
-    collect those instead and go on."""
+    collect those instead and go on. ``flags``: the compiler flags the project is built
+    with (``-fdefault-real-8`` and the like change the default types)."""
     parser = make_parser()
     parsed: list[tuple[SourceFile, object]] = []
     for path in paths:
@@ -116,7 +118,7 @@ def parse_files(paths: list[Path], root: Path, include: list[Path] | None = None
             if errors is None:
                 raise
             errors.append(err)
-    project = _collect(parsed)
+    project = _collect(parsed, Defaults.from_flags(flags))
     return [ir.Module(tuple(_lowered(tree, f, project)), "fortran", f.rel) for f, tree in parsed]
 
 
@@ -152,9 +154,9 @@ def _lowered(tree: object, f: SourceFile, project: _Project) -> list[ir.Kernel |
 # ------------------------------------------------------------- the project
 
 
-def _collect(parsed: list[tuple[SourceFile, object]]) -> _Project:
+def _collect(parsed: list[tuple[SourceFile, object]], defaults: Defaults | None = None) -> _Project:
     """Module scopes in the order of their USEs (whatever the file order), then every routine."""
-    project = _Project()
+    project = _Project(defaults or Defaults())
     defs: dict[str, tuple[object, SourceFile]] = {}
     for f, tree in parsed:
         for unit in top_units(tree):
@@ -237,7 +239,7 @@ def _allocated_shapes(project: _Project, hosts: list[Scope]) -> None:
 def _declarations(r: _Routine, project: _Project) -> Scope:
     """The scope of a routine's specification part alone (what its ALLOCATE bounds may name);
     declarations that cannot be lowered are skipped."""
-    scope = Scope(r.file.rel, parent=r.host)
+    scope = Scope(r.file.rel, parent=r.host, defaults=project.defaults)
     ex = ExprLowerer(scope, r.file.where)
     part = spec_part(r.node)
     stmts = list(part.children) if part is not None else []  # type: ignore[attr-defined]
@@ -266,7 +268,7 @@ def _host_scope(unit: object, f: SourceFile, project: _Project, binding: str,
     """The scope of a module's or main program's specification part: its variables are
     the globals of the procedures it contains (``binding`` says where they live). A
     declaration that cannot be lowered is remembered: only a routine using it fails."""
-    scope = Scope(f.rel, module_name=module_name)
+    scope = Scope(f.rel, module_name=module_name, defaults=project.defaults)
     ex = ExprLowerer(scope, f.where)
     part = spec_part(unit)
     for stmt in (part.children if part is not None else ()):  # type: ignore[attr-defined]
@@ -358,7 +360,7 @@ def _lower(unit: object, name: str, r: _Routine, project: _Project, signature_on
     body (what an Opaque region's hand- or agent-written translation must implement)."""
     f = r.file
     hd = head(unit)
-    scope = Scope(f.rel, parent=r.host)
+    scope = Scope(f.rel, parent=r.host, defaults=project.defaults)
     ex = ExprLowerer(scope, f.where, line=hd.item.span[0])
     args = [str(a).lower() for a in walk(hd, F.Dummy_Arg_List) for a in a.items]
     result_name: str | None = None

@@ -255,6 +255,8 @@ class ExprLowerer:
         kinds = [a for a in subs if isinstance(a, F.Actual_Arg_Spec)]
         if name in _CASTS:
             target = _CASTS[name]
+            if name in ("real", "float"):
+                target = self.scope.defaults.real
             if name == "real" and (len(args) > 1 or kinds):
                 k = self.kind_expr(kinds[0].items[1] if kinds else subs[1])
                 target = DType.F64 if k == 8 else DType.F32
@@ -301,7 +303,7 @@ class ExprLowerer:
     def real_lit(self, node: object) -> Expr:
         text, kind = node.items  # type: ignore[attr-defined]
         t = str(text).lower()
-        dtype = DType.F64 if "d" in t else DType.F32
+        dtype = DType.F64 if "d" in t else self.scope.defaults.real
         if kind is not None:
             dtype = DType.F64 if self._kind_of(kind) == 8 else DType.F32
         return Const(float(t.replace("d", "e")), dtype)

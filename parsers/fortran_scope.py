@@ -38,6 +38,24 @@ class Sym:
 
 
 @dataclass(frozen=True)
+class Defaults:
+    """The types of REAL, DOUBLE PRECISION and INTEGER without a kind, and of real literals
+    without one: gfortran's, or as ``-fdefault-real-8`` / ``-fdefault-double-8`` /
+    ``-fdefault-integer-8`` make them."""
+
+    real: DType = DType.F32
+    double: DType | None = DType.F64  # None: REAL(16), which is not lowered
+    integer: DType = DType.I32
+
+    @staticmethod
+    def from_flags(flags: tuple[str, ...] | list[str]) -> Defaults:
+        real8 = "-fdefault-real-8" in flags
+        double = DType.F64 if not real8 or "-fdefault-double-8" in flags else None
+        return Defaults(DType.F64 if real8 else DType.F32, double,
+                        DType.I64 if "-fdefault-integer-8" in flags else DType.I32)
+
+
+@dataclass(frozen=True)
 class UseAssoc:
     """One USE statement: the module's scope, and what it makes visible here (``only``:
     local name -> the module's name, None for everything; ``renames``: local -> module)."""
@@ -73,6 +91,7 @@ class Scope:
     unknown_uses: list[str] = field(default_factory=list)
     # names whose declaration could not be lowered -> why; using one makes the user unsupported
     broken: dict[str, str] = field(default_factory=dict)
+    defaults: Defaults = field(default_factory=Defaults)
 
     def lookup(self, name: str) -> Sym | None:
         if name in self.syms:
@@ -119,7 +138,7 @@ class Scope:
             return t
         if self.implicit_none or (self.parent is not None and self.parent.implicit_none and not self.implicit):
             raise Unsupported(f"'{name}' has no type (IMPLICIT NONE) in {self.path}")
-        return DType.I32 if "i" <= letter <= "n" else DType.F32
+        return self.defaults.integer if "i" <= letter <= "n" else self.defaults.real
 
 
 _REAL_BY_KIND = {4: DType.F32, 8: DType.F64}
@@ -142,7 +161,10 @@ def type_spec(node: object, ex: ExprLowerer) -> tuple[DType, int | None]:
     name = str(node.items[0]).upper()
     sel = node.items[1] if len(node.items) > 1 else None
     if name == "DOUBLE PRECISION":
-        return DType.F64, None
+        if ex.scope.defaults.double is None:
+            raise Unsupported(f"DOUBLE PRECISION at {ex.where()} is REAL(16) under -fdefault-real-8 (add"
+                              " -fdefault-double-8)")
+        return ex.scope.defaults.double, None
     if name == "CHARACTER":
         length: int | None = 1
         if sel is not None:
@@ -155,12 +177,12 @@ def type_spec(node: object, ex: ExprLowerer) -> tuple[DType, int | None]:
     kind = _kind_value(sel, ex) if sel is not None else None
     if name == "REAL":
         if kind is None:
-            return DType.F32, None
+            return ex.scope.defaults.real, None
         if kind not in _REAL_BY_KIND:
             raise Unsupported(f"REAL kind {kind} at {ex.where()} is not supported")
         return _REAL_BY_KIND[kind], None
     if name == "INTEGER":
-        return (_INT_BY_KIND.get(kind, DType.I32) if kind is not None else DType.I32), None
+        return (_INT_BY_KIND.get(kind, DType.I32) if kind is not None else ex.scope.defaults.integer), None
     if name == "LOGICAL":
         return DType.BOOL, None
     raise Unsupported(f"{name} type at {ex.where()} cannot be lowered")

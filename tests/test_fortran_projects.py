@@ -289,3 +289,17 @@ def test_inlined_callee_shares_its_common_block() -> None:
     assert isinstance(k, ir.Kernel)
     assert [(p.name, p.binding) for p in k.params if p.binding] == [("alpha", "common:/coef/"),
                                                                    ("beta", "common:/coef/")]
+
+
+def test_default_real_8_changes_the_default_kinds(tmp_path: Path) -> None:
+    src = {"r.f": "      subroutine s(n, x, y)\n      real x(n)\n      double precision y(n)\n"
+                  "      x(1) = 1.0\n      y(1) = x(1)\n      end\n"}
+    plain = parse_files(write(tmp_path, src), tmp_path)[0].kernels[0]
+    assert isinstance(plain, ir.Kernel) and plain.param("x").dtype == ir.DType.F32
+    wide = parse_files(write(tmp_path, src), tmp_path, flags=("-fdefault-real-8", "-fdefault-double-8"))[0].kernels[0]
+    assert isinstance(wide, ir.Kernel) and wide.param("x").dtype == ir.DType.F64
+    assert wide.body[0] == ir.Assign(ir.Load("x", (ir.Const(0, ir.DType.I32),), ir.DType.F64),
+                                     ir.Const(1.0, ir.DType.F64))
+    # without -fdefault-double-8, gfortran makes DOUBLE PRECISION REAL(16): refused
+    quad = parse_files(write(tmp_path, src), tmp_path, flags=("-fdefault-real-8",))[0].kernels[0]
+    assert isinstance(quad, ir.Opaque) and "REAL(16)" in quad.reason

@@ -176,8 +176,64 @@ def test_crash_and_hang_fail_only_their_target(ref, cache) -> None:  # noqa: ANN
     assert res.status("kokkos") == "failed"
     assert "candidate crashed with signal SIGSEGV" in res.targets["kokkos"].reason
     assert res.status("triton") == "validated"
-    res = region(DAXPY, ref, cache, dirs("hang", "kokkos"), {"n": 20}, trials=1, timeout=3)
-    assert res.status("kokkos") == "failed" and "timed out after 3 s" in res.targets["kokkos"].reason
+    # an endless loop is stopped by its CPU-time limit, at the workflow size and again on the retry
+    # at smaller sizes; a timeout is inconclusive, never validated
+    res = region(DAXPY, ref, cache, dirs("hang", "kokkos"), {"n": 20}, trials=1, timeout=1)
+    tv = res.targets["kokkos"]
+    assert tv.status == "inconclusive" and tv.trials == 0
+    assert tv.reason.startswith("kokkos trial 1 (workflow size, seed 1234, n=20): candidate timed out: "
+                                "it used more than its limit of 1 s of CPU time")
+    assert "; retried at smaller sizes: kokkos trial 1 (workflow size, retried smaller after a timeout, seed 1234, " \
+           "n=10): candidate timed out" in tv.reason
+
+
+# DAXPY that first burns {burn} seconds of CPU time; {update} is the element update
+SLOW_DAXPY = """#include <ctime>
+extern "C" void kt_daxpy(int n, double da, double* dx, int incx, double* dy, int incy) {{
+  volatile double sink = 0;
+  const std::clock_t t0 = std::clock();
+  while (std::clock() - t0 < ({burn}) * CLOCKS_PER_SEC) sink = sink + 1;
+  if (n <= 0 || da == 0.0) return;
+  const long ix0 = incx < 0 ? (long)(-n + 1) * incx : 0, iy0 = incy < 0 ? (long)(-n + 1) * incy : 0;
+  for (int i = 0; i < n; ++i) dy[iy0 + (long)i * incy] {update};
+}}
+"""
+RIGHT, WRONG = "+= da * dx[ix0 + (long)i * incx]", "+= da"
+CUBIC, ABOVE_15 = "2.5e-4 * n * n * n", "n > 15 ? 60.0 : 0.0"  # 2 s at n=20, 0.25 s at n=10; a minute above 15
+
+
+@needs_kokkos
+def test_a_timed_out_trial_is_retried_at_smaller_sizes(ref, cache, tmp_path) -> None:  # noqa: ANN001
+    def cand(name: str, burn: str, update: str) -> dict[str, Path]:
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "daxpy_kokkos.cpp").write_text(SLOW_DAXPY.format(burn=burn, update=update))
+        return {"kokkos": tmp_path / name}
+
+    slow = cand("slow", CUBIC, RIGHT)
+    # right but slow: n=20 runs out of its 1 s; retried at n=10 and 12 (the other size, 23, halved), it
+    # matches, taking a time that explains the timeout at n=20
+    res = region(DAXPY, ref, cache, slow, {"n": 20}, trials=1, timeout=1)
+    tv = res.targets["kokkos"]
+    assert tv.status == "validated" and tv.trials == 2 and len(tv.comparisons) == 2, tv.reason
+    assert tv.reason.startswith("kokkos trial 1 (workflow size, seed 1234, n=20): candidate timed out: it used more "
+                                "than its limit of 1 s of CPU time")
+    assert tv.reason.endswith("; validated on the retry at smaller sizes")
+    # a wrong kernel fails on the retry: a timeout never stands in for a match
+    res = region(DAXPY, ref, cache, cand("wrong", CUBIC, WRONG), {"n": 20}, trials=1, timeout=1)
+    tv = res.targets["kokkos"]
+    assert tv.status == "failed" and tv.trials == 0
+    assert tv.reason.startswith("kokkos trial 1 (workflow size, retried smaller after a timeout, seed 1234, n=10): "
+                                "dy(")
+    # a kernel that never finishes above n=15 matches at once when retried smaller: not validated
+    res = region(DAXPY, ref, cache, cand("stuck", ABOVE_15, RIGHT), {"n": 20}, trials=1, timeout=1)
+    tv = res.targets["kokkos"]
+    assert tv.status == "inconclusive", tv.reason
+    assert tv.reason.endswith("the size does not explain the timeout (does it never finish above some size?)")
+    # n pinned by values: nothing to shrink, so no retry, and still inconclusive
+    res = region(DAXPY, ref, cache, slow, {}, {"n": 20}, trials=1, timeout=1)
+    tv = res.targets["kokkos"]
+    assert tv.status == "inconclusive" and tv.trials == 0
+    assert tv.reason.endswith("; no retry at smaller sizes: no size of the trial can shrink")
 
 
 @needs_kokkos

@@ -31,6 +31,12 @@ Schema (every key; ``language`` and ``sources`` are required, the rest optional)
         agent: {provider: none}        # or openai with model, base_url, api_key_env
         output: out/<name>             # default
         preprocess: {include: [include/], defines: {ORDER: 2}}
+        build:                         # what the reference build adds (translate/build_config.py)
+          sources: [common/wtime.c, common/timers.f90]   # globs: compiled and linked into the
+                                       # reference, never translated (.c files with cc -c -fPIC)
+          flags: [-std=legacy]         # extra gfortran flags (the workflow's own sources too)
+          cflags: [-O2]                # C compiler flags for the C sources
+          libraries: [-lm, lib/libfoo.a, -L/opt/x/lib, -lbar]   # at link time; paths relative to root
         regions:
           <routine>: {sizes: ..., values: ..., inputs: ..., shapes: ..., module: ..., init: ...}
     x-anything: ...                    # top-level keys starting with ``x-`` are ignored (YAML anchors)
@@ -54,10 +60,11 @@ from typing import Any
 import yaml
 
 from translate.agent_config import AgentConfig, parse_agent
+from translate.build_config import BuildConfig, library_args, parse_build
 from translate.yamlcheck import Checker, ConfigError, Issue, KeyPath, describe, did_you_mean, format_key, index_lines
 
 __all__ = [
-    "AgentConfig", "ConfigError", "Issue", "OptimizeConfig", "PreprocessConfig", "ProjectConfig",
+    "AgentConfig", "BuildConfig", "ConfigError", "Issue", "OptimizeConfig", "PreprocessConfig", "ProjectConfig",
     "RegionConfig", "ValidateConfig", "Workflow", "load", "loads",
 ]
 
@@ -69,7 +76,7 @@ GENERATORS = ("normal", "uniform", "positive", "spd", "diag_dominant")
 
 WORKFLOW_KEYS = (
     "root", "language", "sources", "targets", "sizes", "values", "inputs", "shapes",
-    "validate", "optimize", "agent", "output", "preprocess", "regions", "module", "init",
+    "validate", "optimize", "agent", "output", "preprocess", "regions", "module", "init", "build",
 )
 REGION_KEYS = ("sizes", "values", "inputs", "shapes", "module", "init")
 PYTORCH_ONLY_KEYS = ("module", "init")
@@ -148,6 +155,7 @@ class Workflow:
     agent: AgentConfig = field(default_factory=AgentConfig)
     output: str = ""  # "" -> "out/<name>"
     preprocess: PreprocessConfig = field(default_factory=PreprocessConfig)
+    build: BuildConfig = field(default_factory=BuildConfig)
     regions: dict[str, RegionConfig] = field(default_factory=dict)
     module: str | None = None
     init: tuple[Scalar, ...] | None = None
@@ -178,6 +186,17 @@ class Workflow:
         if issues:
             raise ConfigError(issues)
         return sorted(found)
+
+    def build_files(self) -> list[Path]:
+        """The files ``build.sources`` match under ``root`` (sorted; the workflow's own sources
+        left out). Checked when the file was loaded; a glob that matches nothing now adds nothing."""
+        own = {f for pattern in self.sources for f in _expand(self.root, pattern)}
+        found = {f for pattern in self.build.sources for f in _expand(self.root, pattern)}
+        return sorted(found - own)
+
+    def build_libraries(self) -> list[str]:
+        """``build.libraries`` as linker arguments (library files and ``-L`` folders absolute)."""
+        return library_args(self.build, self.root)
 
     @property
     def output_dir(self) -> Path:
@@ -383,6 +402,7 @@ def _workflow(c: Checker, name: str, body: object, base: Path, config_path: Path
                                   {k: v for k, v in osizes.items() if isinstance(v, int)})
     agent = parse_agent(c, (*p, "agent"), w.get("agent"))
     preprocess = _preprocess(c, (*p, "preprocess"), w.get("preprocess"), root if root_ok else None)
+    build = parse_build(c, (*p, "build"), w.get("build"), root if root_ok else None, _expand)
 
     if len(c.issues) != before:
         return None
@@ -390,7 +410,7 @@ def _workflow(c: Checker, name: str, body: object, base: Path, config_path: Path
     return Workflow(
         name=name, language=language, sources=sources, targets=targets,
         sizes=settings[0], values=settings[1], inputs=settings[2], shapes=settings[3],
-        validate=validate, optimize=optimize, agent=agent, output=output, preprocess=preprocess,
+        validate=validate, optimize=optimize, agent=agent, output=output, preprocess=preprocess, build=build,
         regions=regions, module=module, init=init, root=root, config_path=config_path, key_lines=key_lines,
     )
 

@@ -42,7 +42,8 @@ class WorkflowRun:
         self._print = printer
         self._lock = threading.Lock()
         self._kernels: dict[str, ir.Kernel | ir.Opaque] | None = None
-        self._files: list[Path] = []
+        self._files: list[Path] = []  # the sources the frontend parsed
+        self._all_files: list[Path] = []  # every source: the reference compiles what fparser cannot parse too
         self._reference: Any = None
         self._torch: dict[str, Any] = {}  # PyTorch regions (translate.pytorch_steps.TorchRegion) by name
         self._notes: dict[str, dict[str, list[str]]] = {}  # Rendered.notes by region and target
@@ -76,6 +77,7 @@ class WorkflowRun:
             kernels: dict[str, ir.Kernel | ir.Opaque] = {}
             try:
                 self._files = self.workflow.files()
+                self._all_files = list(self._files)
             except ConfigError as err:
                 self._kernels = {}
                 return {}, [str(err)]
@@ -92,7 +94,8 @@ class WorkflowRun:
 
             parse_errors: list[ParseError] = []
             modules = parse_files(self._files, self.workflow.root, self.workflow.include_dirs(),
-                                  dict(self.workflow.preprocess.defines), errors=parse_errors)
+                                  dict(self.workflow.preprocess.defines), errors=parse_errors,
+                                  flags=tuple(self.workflow.build.flags))
             errors += [f"{e} (file skipped)" for e in parse_errors]
             bad = {e.path for e in parse_errors}
             self._files = [f for f in self._files if _rel(f, self.workflow.root) not in bad and str(f) not in bad]
@@ -275,13 +278,17 @@ class WorkflowRun:
         with self._lock:
             if self._reference is None:
                 kernels = [k for k in (self._kernels or {}).values() if isinstance(k, ir.Kernel)]
-                build = build_reference(self._files, kernels, self.out_dir / ".build" / "reference",
+                build = build_reference(self._all_files, kernels, self.out_dir / ".build" / "reference",
                                         self.workflow.include_dirs(), dict(self.workflow.preprocess.defines),
-                                        self.cache_dir, extra_sources=self.workflow.build_files(),
-                                        fflags=self.workflow.build.flags, cflags=self.workflow.build.cflags,
-                                        libraries=self.workflow.build_libraries())
+                                        self.cache_dir, **self._reference_options())
                 self._reference = build if build.ok else False
             return self._reference or None
+
+    def _reference_options(self) -> dict[str, Any]:
+        """The workflow's ``build:`` section as ``build_reference`` keywords."""
+        b = self.workflow.build
+        return {"extra_sources": self.workflow.build_files(), "fflags": b.flags, "cflags": b.cflags,
+                "libraries": self.workflow.build_libraries()}
 
     def reference_build(self) -> Any:
         """The workflow's reference build (``validation.runners.ReferenceBuild``), or None."""
@@ -301,12 +308,13 @@ class WorkflowRun:
         vcfg = self.workflow.validate
         tolerance = (vcfg.rtol, vcfg.atol) if vcfg.rtol is not None and vcfg.atol is not None else None
         return validate_region(
-            kernel or self.analysed(name), self._files, dirs, cfg.sizes, cfg.values, cfg.inputs, vcfg.trials,
+            kernel or self.analysed(name), self._all_files, dirs, cfg.sizes, cfg.values, cfg.inputs, vcfg.trials,
             region=name, workdir=workdir or self.out_dir / ".build" / name, cache_dir=self.cache_dir,
             golden_root=self.out_dir / "golden" if record_golden else None,
             reference=None if opaque else reference or self._shared_reference(),
             include=self.workflow.include_dirs(), defines=dict(self.workflow.preprocess.defines),
-            timeout=self.timeout, tolerance=tolerance, project_dir=self.workflow.root, schedule_level=level, **extra)
+            timeout=self.timeout, tolerance=tolerance, project_dir=self.workflow.root, schedule_level=level,
+            reference_options=self._reference_options(), **extra)
 
     def validate_written(self, name: str, kernel: ir.Kernel, target: str, seed: int) -> Any:
         """Validation of a target file written by the agent (``validation.region.TargetValidation``):

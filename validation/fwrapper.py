@@ -3,17 +3,18 @@
 For each kernel a subroutine ``kt_ref_NAME`` takes every parameter
 explicitly: arrays flat (``dimension(ktn_X)``, passed in place, Fortran
 order), out/inout scalars as 1-element arrays, CHARACTER*1 flags as
-``character(len=1)``, COMMON-block and module variables (``binding``) as
-extra arguments ``kv_X`` that are copied in before the call and out after it,
-and a function's value stored into ``kt_result(1)``. Only the wrappers are
+``character(len=1)``, COMMON-block, module and main-program variables
+(``binding``; a program's from its ``kt_host_`` module, see
+:mod:`validation.fsources`) as extra arguments ``kv_X`` that are copied in
+before the call and out after it, the extents of assumed-shape and allocatable
+arrays (bound ``extent:<array>:<k>``) as arguments of the wrapper that give
+those arrays their rank and shape, and a function's value stored into
+``kt_result(1)``. Only the wrappers are
 given to f2py (through a generated ``.pyf``), so f2py never has to parse the
 project's own sources.
 """
 
 from __future__ import annotations
-
-import re
-from pathlib import Path
 
 from translate import ir
 from validation.signature import ValidationError
@@ -42,43 +43,22 @@ LSAME_STUB = """\
       end
 """
 
-_COMMENT_FIXED = re.compile(r"^[cC*!].*$", re.M)
-_UNIT = re.compile(r"^[^!\n'\"]*?\b(subroutine|function)\s+([a-z_]\w*)", re.M)
-_MODULE = re.compile(r"^\s*(end\s*)?module\b(?!\s+procedure)\s*(\w*)", re.M)
+HOST_PREFIX = "kt_host_"
 
 
-def _strip(path: Path, text: str) -> str:
-    if path.suffix.lower() in (".f", ".for", ".f77", ".ftn"):
-        text = _COMMENT_FIXED.sub("", text)
-    return text.lower()
+def host_module(program: str) -> str:
+    """The module the reference build makes of main program ``program`` (its variables and
+    contained procedures), see :mod:`validation.fsources`."""
+    return f"{HOST_PREFIX}{program.lower()}"
 
 
-def scan_units(sources: list[Path]) -> dict[str, str | None]:
-    """Every subroutine/function defined in ``sources`` -> its module (None if
-    external). A light scan, enough to decide stubs and ``use`` lines."""
-    units: dict[str, str | None] = {}
-    for path in sources:
-        text = _strip(path, path.read_text(errors="replace"))
-        events = [(m.start(), "mod", m) for m in _MODULE.finditer(text)]
-        events += [(m.start(), "unit", m) for m in _UNIT.finditer(text)]
-        current: str | None = None
-        for _, kind, m in sorted(events, key=lambda e: e[0]):
-            if kind == "mod":
-                current = None if m.group(1) else (m.group(2) or None)
-            else:
-                line_start = text.rfind("\n", 0, m.start()) + 1
-                if re.match(r"\s*end\b", text[line_start:m.start() + 1]):
-                    continue
-                units.setdefault(m.group(2), current)
-    return units
-
-
-def stubs_needed(sources: list[Path]) -> dict[str, str]:
-    units = scan_units(sources)
+def stubs_needed(defined: set[str]) -> dict[str, str]:
+    """Stand-ins for the LAPACK error handlers the sources call but do not define
+    (``defined``: every routine name the sources define, lower case)."""
     out = {}
-    if "xerbla" not in units:
+    if "xerbla" not in defined:
         out["kt_xerbla_stub.f"] = XERBLA_STUB
-    if "lsame" not in units:
+    if "lsame" not in defined:
         out["kt_lsame_stub.f"] = LSAME_STUB
     return out
 
@@ -91,7 +71,45 @@ def _binding(p: ir.Decl) -> tuple[str, str] | None:
         return "common", rest.strip().strip("/").lower()
     if kind == "module":
         return "module", rest.strip().lower()
-    raise ValidationError(f"unknown binding '{p.binding}' of '{p.name}' (use common:/blk/ or module:name)")
+    if kind == "program":  # a main program's variable: the program is compiled as a module
+        return "module", host_module(rest.strip())
+    raise ValidationError(f"unknown binding '{p.binding}' of '{p.name}' (use common:/blk/, module:name "
+                          "or program:name)")
+
+
+def _shape_of(p: ir.Array, name: str) -> str:
+    """The shape a global array is copied in with: its constant extents where the frontend
+    knows them, so that an ALLOCATABLE module array not allocated yet is allocated by the
+    assignment (``shape()`` of it would be undefined), else the array's own shape."""
+    try:
+        return "[" + ", ".join(str(int(ir.evaluate(e, {}))) for e in p.shape) + "]"  # type: ignore[arg-type]
+    except (KeyError, TypeError, ValueError, ArithmeticError):
+        return f"shape({name})"
+
+
+def _extents(kernel: ir.Kernel) -> dict[str, list[str]]:
+    """Assumed-shape and allocatable arrays -> the parameters giving their extents, in order
+    (bound "extent:<array>:<k>": the caller passes size(array, k))."""
+    found: dict[str, dict[int, str]] = {}
+    for p in kernel.params:
+        kind, _, rest = (p.binding or "").partition(":")
+        if kind == "extent":
+            array, _, k = rest.rpartition(":")
+            found.setdefault(array.lower(), {})[int(k)] = p.name.lower()
+    return {a: [ks[k] for k in sorted(ks)] for a, ks in found.items()}
+
+
+def _bounds(p: ir.Array, extents: list[str]) -> str:
+    """``lo:lo+n-1`` per dimension of an array allocated from its extent parameters, with the
+    lower bounds it is declared with where they are constants."""
+    out = []
+    for k, n in enumerate(extents):
+        try:
+            lo = int(ir.evaluate(p.lower[k], {})) if k < len(p.lower) else 1  # type: ignore[arg-type]
+        except (KeyError, TypeError, ValueError, ArithmeticError):
+            lo = 1
+        out.append(n if lo == 1 else f"{lo}:{lo - 1}+{n}")
+    return ", ".join(out)
 
 
 def _lines(head: str, items: list[str], tail: str = "") -> list[str]:
@@ -118,9 +136,14 @@ def wrapper(kernel: ir.Kernel, units: dict[str, str | None]) -> str:
     actual: list[str] = []
     uses: dict[str, list[str]] = {}
     commons: dict[str, list[str]] = {}
+    extents = _extents(kernel)
     for p in kernel.params:
         pn = p.name.lower()
         ft = FTYPE[p.dtype.value]
+        if (p.binding or "").startswith("extent:"):  # size(array, k): the wrapper's argument, not the routine's
+            args.append(pn)
+            decls.append(f"  {ft}, intent(in) :: {pn}")
+            continue
         bound = _binding(p)
         an = f"kv_{pn}" if bound else pn
         args.append(an)
@@ -134,6 +157,15 @@ def wrapper(kernel: ir.Kernel, units: dict[str, str | None]) -> str:
         else:
             decls.append(f"  {ft}, intent(inout) :: {an}(1)")
             ref = f"{an}(1)"
+        if bound is None and isinstance(p, ir.Array) and pn in extents:
+            # an assumed-shape or allocatable dummy: passed as an array of its rank and extents
+            local = f"kt_{pn}"
+            decls.append(f"  {ft}, allocatable :: {local}({', '.join(':' * len(extents[pn]))})")
+            pre += [f"  allocate({local}({_bounds(p, extents[pn])}))", f"  {local} = reshape({an}, shape({local}))"]
+            if p.intent.writes:
+                post.append(f"  {an} = reshape({local}, [size({local})])")
+            actual.append(local)
+            continue
         if bound is None:
             actual.append(ref)
             continue
@@ -153,7 +185,15 @@ def wrapper(kernel: ir.Kernel, units: dict[str, str | None]) -> str:
                 decls.append(f"  {ft} :: {pn}")
             commons.setdefault(where, []).append(pn)
         is_arr = isinstance(p, ir.Array)
-        if p.intent.reads or not is_arr:
+        if isinstance(p, ir.Array) and kind == "module":
+            # always copied in: an output's unwritten elements come back as the caller's (the
+            # poison a candidate sees too), and an unallocated ALLOCATABLE gets allocated
+            if pn in extents:  # allocated here at the extents the case gives
+                pre += [f"  if (allocated({pn})) deallocate({pn})", f"  allocate({pn}({_bounds(p, extents[pn])}))",
+                        f"  {pn} = reshape({an}, shape({pn}))"]
+            else:
+                pre.append(f"  {pn} = reshape({an}, {_shape_of(p, pn)})")
+        elif p.intent.reads or not is_arr:
             if is_arr:
                 pre.append(f"  {pn} = reshape({an}, shape({pn}))")
             elif p.intent.reads:
@@ -167,11 +207,13 @@ def wrapper(kernel: ir.Kernel, units: dict[str, str | None]) -> str:
     if home:
         uses.setdefault(home, []).append(name)
     lines = _lines(f"subroutine kt_ref_{name}(", args + dims, ")")
-    lines += [f"  use {m}, only: {', '.join(vs)}" for m, vs in uses.items()]
+    for m, vs in uses.items():  # continued: f2py compiles the wrappers at the standard line length
+        lines += _lines(f"use {m}, only: ", vs)
     lines.append("  implicit none")
     lines += [f"  integer, intent(in) :: {d}" for d in dims]
     lines += decls
-    lines += [f"  common /{blk}/ {', '.join(vs)}" for blk, vs in commons.items()]
+    for blk, vs in commons.items():
+        lines += _lines(f"common /{blk}/ ", vs)
     if kernel.result is not None:
         if not home:
             lines.append(f"  {FTYPE[kernel.result.value]}, external :: {name}")
@@ -187,6 +229,6 @@ def wrapper(kernel: ir.Kernel, units: dict[str, str | None]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def wrappers(kernels: list[ir.Kernel], sources: list[Path]) -> str:
-    units = scan_units(sources)
+def wrappers(kernels: list[ir.Kernel], units: dict[str, str | None]) -> str:
+    """The wrappers of ``kernels``; ``units``: routine -> the module holding it (None: external)."""
     return "\n".join(wrapper(k, units) for k in kernels)

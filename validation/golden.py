@@ -113,8 +113,9 @@ def validate_against_golden(target: str, files_dir: Path, golden_dir: Path, work
     for name, (kernel, meta, case, ref), run in zip(names, loaded, runs, strict=True):
         if not run.ok or run.status != "ran":
             label = "compiled, not run" if run.status == "compiled" else f"not run ({run.status})"
+            # a run out of time is inconclusive: it says nothing about correctness (still not ok)
             results.append(Comparison(False, float("nan"), float("nan"), float("nan"), 0,
-                                      f"{name}: {label}: {run.reason}"))
+                                      f"{name}: {label}: {run.reason}", inconclusive=bool(run.timed_out)))
             continue
         tol, close = meta.get("tolerance"), meta.get("allclose")
         cmp = compare(kernel, ref, run.outputs, bool(meta["signature"]["reduces"]), case.env,
@@ -158,7 +159,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("out_dir", type=Path, help="the output folder holding golden/ and one folder per target")
     ap.add_argument("--targets", default="kokkos,cuda,triton", help="comma-separated targets")
     ap.add_argument("--regions", default="", help="comma-separated regions (default: all)")
-    ap.add_argument("--timeout", type=float, default=120, help="seconds per run")
+    ap.add_argument("--timeout", type=float, default=120, help="CPU seconds per case of a run")
     ap.add_argument("--since", type=Path, help="only regions whose target files differ from this older output "
                                                "folder's (or are new)")
     ap.add_argument("--list", action="store_true", help="print the selected regions, comma-separated, and stop")

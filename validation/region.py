@@ -5,7 +5,9 @@ fresh seeds at the workflow sizes plus one at a different size (every size
 plus 3: generated code must not hard-code shapes, and additive constraints
 such as LDA >= N+2 still hold), for every combination of ``values`` given as
 lists, runs every candidate target on the same inputs, compares, records
-golden data, and returns one status per target.
+golden data, and returns one status per target. A run that exceeds its time
+limit decides nothing: the target is "inconclusive", and its trials from the one
+that ran out of time are retried once at smaller sizes (``validation.limits``).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from translate import ir
 from validation import golden
 from validation.compare import Comparison, compare
 from validation.inputs import Case, make_case
+from validation.limits import candidate_limit, explains_timeout, smaller_sizes, work_growth
 from validation.order_audit import audit_order
 from validation.runners import (
     ReferenceBuild,
@@ -131,7 +134,8 @@ def validate_region(kernel: ir.Kernel, sources: Sequence[Path], target_dirs: Map
                     defines: Mapping[str, str] | None = None, seed: int = 1234, timeout: float = 60,
                     gpu: bool | None = None, reduces: bool | None = None,
                     tolerance: tuple[float, float] | None = None,
-                    project_dir: Path | None = None, schedule_level: int | None = 0) -> RegionValidation:
+                    project_dir: Path | None = None, schedule_level: int | None = 0,
+                    reference_options: Mapping[str, Any] | None = None) -> RegionValidation:
     """Validate every target of one region against the Fortran reference.
 
     ``target_dirs`` maps a target (kokkos, cuda, triton) to the folder holding
@@ -146,6 +150,16 @@ def validate_region(kernel: ir.Kernel, sources: Sequence[Path], target_dirs: Map
     it) runs the order audit (``validation.order_audit``) on the first trial of
     every combination of values: a parallel loop whose reversal changes the
     result fails every target, since no candidate here can show the race.
+    ``timeout``: CPU seconds per trial of a worker (``validation.runners``); the
+    candidates' limit is raised where the reference itself is slow
+    (``limits.candidate_limit``). A candidate out of CPU time in a trial is retried
+    once from that trial on at smaller sizes (``limits.smaller_sizes``): validated
+    only if every retried trial matches and the retry's time accounts for the
+    timeout (``limits.explains_timeout``); otherwise still "inconclusive" (or
+    "failed" on a mismatch), never validated.
+    ``reference_options``: further keyword arguments of ``build_reference`` for the
+    region's own build (a workflow's ``build:`` section: ``extra_sources``, ``fflags``,
+    ``cflags``, ``libraries``).
     """
     region = region or kernel.name
     targets = list(target_dirs)
@@ -162,16 +176,17 @@ def validate_region(kernel: ir.Kernel, sources: Sequence[Path], target_dirs: Map
         if reference is None:
             wrapped = [k for k in all_kernels if k.name != kernel.name] + [kernel]
             reference = build_reference(list(sources), wrapped, work / "ref-build", list(include), dict(defines or {}),
-                                        cache_dir)
+                                        cache_dir, **dict(reference_options or {}))
         if not reference.ok:
-            return RegionValidation(region, kernel.name, _fail_all(targets, "failed", reference.reason), False,
-                                    reference.reason)
+            why = reference.failed.get(kernel.name.lower(), reference.reason)
+            return RegionValidation(region, kernel.name, _fail_all(targets, "failed", why), False, why)
         gdir = Path(golden_root) / region if golden_root else None
         refs = run_reference_cases(reference, kernel, cases, work, timeout)
         for what, ref in zip(labels, refs, strict=True):
             if not ref.ok:
                 reason = f"reference failed in {what}: {ref.reason}"
-                return RegionValidation(region, kernel.name, _fail_all(targets, "failed", reason), False, reason)
+                status = "inconclusive" if ref.timed_out else "failed"  # out of time: nothing said of the targets
+                return RegionValidation(region, kernel.name, _fail_all(targets, status, reason), False, reason)
         case_log = [{"seed": s, "sizes": sz, "values": v, "label": label} for sz, v, s, label in plan]
         if gdir is not None:
             shutil.rmtree(gdir, ignore_errors=True)
@@ -183,10 +198,87 @@ def validate_region(kernel: ir.Kernel, sources: Sequence[Path], target_dirs: Map
                 return RegionValidation(region, kernel.name, _fail_all(targets, "failed", reason), True, "",
                                         case_log, gdir)
         results = {}
+        limit = candidate_limit(timeout, (r.cpu_seconds for r in refs))
+        smaller: list[_Smaller] = []  # the trials at smaller sizes, made when a target first runs out of time
         for t in targets:
-            runs = run_candidate_cases(t, Path(target_dirs[t]), kernel, cases, work, cache_dir, timeout, gpu)
-            results[t] = judge(t, kernel, cases, [r.outputs for r in refs], runs, labels, reduces, tolerance)
+            runs = run_candidate_cases(t, Path(target_dirs[t]), kernel, cases, work, cache_dir, limit, gpu)
+            tv = judge(t, kernel, cases, [r.outputs for r in refs], runs, labels, reduces, tolerance)
+            k = tv.trials  # after a timeout: the trial that ran out of time (the ones before it matched)
+            if tv.status == "inconclusive" and k < len(runs) and runs[k].timed_out == "cpu":
+                if not smaller:
+                    smaller.append(_smaller_trials(kernel, plan, generators or {}, project_dir, reference, work,
+                                                   timeout))
+                retry = smaller[0]
+                if retry.reason or not retry.shrunk[k]:
+                    tv.reason += f"; no retry at smaller sizes: {retry.reason or 'no size of the trial can shrink'}"
+                else:
+                    again = run_candidate_cases(t, Path(target_dirs[t]), kernel, retry.cases[k:], work, cache_dir,
+                                                limit, gpu)
+                    verdict = judge(t, kernel, retry.cases[k:], retry.refs[k:], again, retry.labels[k:], reduces,
+                                    tolerance)
+                    growth = work_growth(refs[k].cpu_seconds, retry.ref_cpu[k], _elements(cases[k]),
+                                         _elements(retry.cases[k]))
+                    tv = _after_retry(tv, verdict, explains_timeout(limit, again[0].cpu_seconds, growth))
+            results[t] = tv
         return RegionValidation(region, kernel.name, results, True, "", case_log, gdir)
+
+
+@dataclass(frozen=True)
+class _Smaller:
+    """Every trial again at smaller sizes (``limits.smaller_sizes``), for the retry of a
+    target that ran out of time: the cases, the reference's outputs, the labels, whether
+    each trial's sizes shrank; or why there is no retry."""
+    cases: list[Case] = field(default_factory=list)
+    refs: list[dict[str, Any]] = field(default_factory=list)
+    labels: list[str] = field(default_factory=list)
+    shrunk: list[bool] = field(default_factory=list)
+    ref_cpu: list[float] = field(default_factory=list)  # the reference's CPU seconds on each
+    reason: str = ""
+
+
+def _elements(case: Case) -> int:
+    return sum(int(a.size) for a in case.arrays.values())
+
+
+def _smaller_trials(kernel: ir.Kernel, plan: list[tuple[dict[str, int], dict[str, Any], int, str]],
+                    generators: Mapping[str, str], project_dir: Path | None, reference: ReferenceBuild,
+                    work: Path, timeout: float) -> _Smaller:
+    """The trials of ``plan`` at smaller sizes, same seeds, with the reference's outputs."""
+    small = [(smaller_sizes(sz, v), v, s, f"{label}, retried smaller after a timeout") for sz, v, s, label in plan]
+    labels = [_describe(n + 1, s, label, sz, v) for n, (sz, v, s, label) in enumerate(small)]
+    try:
+        cases = [make_case(kernel, sz, v, generators, s, project_dir) for sz, v, s, _ in small]
+    except ValidationError as exc:
+        return _Smaller(reason=f"the smaller sizes are not valid: {exc}")
+    refs = run_reference_cases(reference, kernel, cases, work, timeout)
+    for what, ref in zip(labels, refs, strict=True):
+        if not ref.ok:
+            return _Smaller(reason=f"the reference failed in {what}: {ref.reason}")
+    shrunk = [sz != before for (sz, *_), (before, *_) in zip(small, plan, strict=True)]
+    return _Smaller(cases, [r.outputs for r in refs], labels, shrunk, [r.cpu_seconds for r in refs])
+
+
+def _after_retry(first: TargetValidation, retry: TargetValidation, explained: bool) -> TargetValidation:
+    """The verdict on a target that ran out of time in a trial (``first``: inconclusive,
+    its trials the ones before that matched) once that trial and the rest were retried at
+    smaller sizes (``retry``): validated only if every retried trial matched and the retry's
+    time accounts for the timeout (``explained``: ``limits.explains_timeout``); a mismatch fails."""
+    res = TargetValidation(first.target, retry.status, trials=first.trials + retry.trials,
+                           comparisons=first.comparisons + retry.comparisons,
+                           max_abs_err=max(first.max_abs_err, retry.max_abs_err),
+                           max_rel_err=max(first.max_rel_err, retry.max_rel_err),
+                           rel_l2_err=max(first.rel_l2_err, retry.rel_l2_err))
+    if retry.status == "validated" and not explained:
+        res.status = "inconclusive"
+        res.reason = (f"{first.reason}; the retry at smaller sizes matched, but so quickly that the size does "
+                      "not explain the timeout (does it never finish above some size?)")
+    elif retry.status == "validated":
+        res.reason = f"{first.reason}; validated on the retry at smaller sizes"
+    elif retry.status == "failed":
+        res.reason = retry.reason  # its label says it is the retry
+    else:
+        res.status, res.reason = "inconclusive", f"{first.reason}; retried at smaller sizes: {retry.reason}"
+    return res
 
 
 def _audit(kernel: ir.Kernel, level: int, plan: list[tuple[dict[str, int], dict[str, Any], int, str]],
@@ -213,7 +305,9 @@ def judge(target: str, kernel: ir.Kernel, cases: Sequence[Case], ref_outputs: Se
           tolerance: tuple[float, float] | None = None,
           allclose: tuple[float, float] | None = None) -> TargetValidation:
     """A target's status over all trials (shared by the Fortran and PyTorch
-    protocols): the first failure decides."""
+    protocols): the first failure decides. A run stopped by its time limit makes the
+    target "inconclusive" (never "validated"); ``trials`` counts only matched runs, so
+    it is then the index of the trial that timed out."""
     res = TargetValidation(target, "validated")
     for case, ref, run, what in zip(cases, ref_outputs, runs, labels, strict=True):
         if run.status == "compiled":
@@ -221,6 +315,9 @@ def judge(target: str, kernel: ir.Kernel, cases: Sequence[Case], ref_outputs: Se
         if not run.ok:
             if run.status == "unsupported":
                 return TargetValidation(target, "unsupported", run.reason)
+            if run.timed_out:  # slow or hung: says nothing about correctness, and never counts as matched
+                res.status, res.reason = "inconclusive", f"{target} {what}: {run.reason}"
+                return res
             res.status, res.reason = "failed", f"{target} {what}: {run.reason}"
             return res
         cmp = compare(kernel, ref, run.outputs, reduces, case.env, tolerance, allclose)

@@ -2,7 +2,8 @@
 
 Public API::
 
-    build_reference(sources, kernels, workdir, include=(), defines=None, cache_dir=None) -> ReferenceBuild
+    build_reference(sources, kernels, workdir, include=(), defines=None, cache_dir=None,
+                    extra_sources=(), fflags=(), cflags=(), libraries=()) -> ReferenceBuild
     run_reference(build, kernel, case, workdir, timeout=60) -> RunResult
     run_reference_cases(build, kernel, cases, workdir, timeout=60) -> list[RunResult]
     build_candidate(target, files_dir, kernel, cache_dir=None) -> CandidateBuild
@@ -10,8 +11,11 @@ Public API::
     run_candidate_cases(target, files_dir, kernel, cases, workdir, ...) -> list[RunResult]  (one process)
 
 Every build and run is a child process with a time limit; its process group is
-killed on timeout. Failures (compile errors, crashes, hangs, nonzero exits)
-come back as results with ``ok=False`` and a reason, never as exceptions.
+killed on timeout. A run's limit is CPU time (``timeout`` seconds per case), so
+a busy machine does not make it time out; a wall-clock cap ``WALL_CAP_FACTOR``
+times larger stops one that hangs without computing (``RunResult.timed_out``).
+Failures (compile errors, crashes, hangs, nonzero exits) come back as results
+with ``ok=False`` and a reason, never as exceptions.
 Data passes through ``.npz`` files in ``workdir``; builds are cached by hash
 under ``cache_dir`` (default ``$KT_CACHE`` or ``~/.cache/kernel-translate``).
 """
@@ -28,6 +32,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,14 +40,25 @@ from typing import Any
 import numpy as np
 
 from translate import ir
-from validation import fwrapper, toolchains
+from validation import cputime, toolchains
 from validation.inputs import Case
 from validation.signature import signature
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 TARGET_EXT = {"kokkos": "cpp", "cuda": "cu", "triton": "py"}
-PREPROCESSED = (".F", ".F90", ".F95", ".F03", ".F08", ".fpp", ".FPP")
-FREE_FORM = (".f90", ".f95", ".f03", ".f08")
+# How often run_process reads a CPU-time-limited group's CPU time from /proc (a scan of
+# every process: about 0.5 ms for 70 processes), so a limit is enforced to within this.
+CPU_POLL_S = 0.2
+# A validation worker's wall-clock cap, as a multiple of its CPU-time limit per case. It
+# only stops a process that sleeps or deadlocks (uses no CPU); six workers sharing two
+# cores each get a third of one, so the cap leaves room for far heavier load than that.
+WALL_CAP_FACTOR = 10.0
+# Thread counts a validation worker runs with 1 (OpenMP: Kokkos's OpenMP backend and PyTorch's
+# intra-op pool; OpenBLAS and MKL under numpy): a CPU-time limit charges every thread, so on a
+# 100-core host a threaded run would spend it 100 times faster than the wall clock (spinning
+# idle threads included), and a correctness run gains nothing from threads (CPU validation
+# runs parallel loops in order; the order audit is what looks for races).
+ONE_THREAD = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
 
 @dataclass(frozen=True)
@@ -52,6 +68,7 @@ class ProcResult:
     returncode: int | None
     output: str
     seconds: float
+    timed_out: str = ""  # which limit stopped it: "cpu" (CPU time), "wall" (wall-clock) or "" (none)
 
 
 @dataclass(frozen=True)
@@ -62,6 +79,11 @@ class RunResult:
     outputs: dict[str, np.ndarray] = field(default_factory=dict)
     seconds: float = 0.0
     log: str = ""
+    # a failed run stopped by its time limit: "cpu" (ran out of CPU time: may finish at smaller
+    # sizes) or "wall" (no CPU use for the wall-clock cap: hung or sleeping); such a run decides
+    # nothing about correctness (validation.region.judge makes it "inconclusive")
+    timed_out: str = ""
+    cpu_seconds: float = 0.0  # CPU time of the call itself (the worker's process time, every thread)
 
 
 @dataclass(frozen=True)
@@ -72,6 +94,9 @@ class ReferenceBuild:
     module: str = ""
     log: str = ""
     cached: bool = False
+    # kernels (lower-case names) the build cannot run, with why: their file, or a module they
+    # need, did not compile; a signature the wrapper cannot express; a wrapper that did not compile
+    failed: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -100,30 +125,52 @@ def _last_error(text: str) -> str:
 
 
 def run_process(cmd: list[str], what: str, timeout: float, cwd: Path | None = None,
-                env: dict[str, str] | None = None, progress: Path | None = None) -> ProcResult:
+                env: dict[str, str] | None = None, progress: Path | None = None,
+                cpu_limit: float | None = None) -> ProcResult:
     """Run ``cmd`` in its own process group; kill the whole group when it runs
-    ``timeout`` seconds (since it started, or since ``progress`` last changed)."""
+    ``timeout`` wall-clock seconds or, given ``cpu_limit``, once the group has used
+    ``cpu_limit`` seconds of CPU time (user + system of all its processes and threads,
+    read from /proc: :mod:`validation.cputime`). Both count from the start, or from
+    when ``progress`` (a file the process appends to after each step) last grew.
+
+    A CPU-time limit is what a run on a busy machine must be held to: time spent
+    waiting for a core is not charged, so a run slowed by other work is not killed,
+    while a loop that never ends still is. ``timeout`` is then only the last resort
+    against a process that sleeps or deadlocks without using the CPU. Where /proc is
+    missing, ``cpu_limit`` is applied to wall-clock time instead. ``ProcResult.timed_out``
+    says which limit stopped it ("cpu" or "wall")."""
     t0 = time.perf_counter()
+    if cpu_limit is not None and not cputime.available():
+        timeout, cpu_limit = min(timeout, cpu_limit), None
     with tempfile.TemporaryFile("w+", errors="replace") as log:
         try:
             p = subprocess.Popen(cmd, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=log,
                                  stderr=subprocess.STDOUT, start_new_session=True)
         except OSError as exc:
             return ProcResult(False, f"{what} could not start: {exc}", None, "", 0.0)
-        deadline, stamp = t0 + timeout, None
-        timed_out = False
+        deadline, stamp, started = t0 + timeout, None, t0
+        used = mark = 0.0  # CPU seconds of the group: the latest reading, and the reading at the last progress
+        next_poll = t0
+        timed_out = ""
         while True:
             try:
                 p.wait(timeout=0.05)
                 break
             except subprocess.TimeoutExpired:
                 pass
-            if progress is not None and progress.exists():
-                mark = progress.stat().st_size
-                if mark != stamp:
-                    stamp, deadline = mark, time.perf_counter() + timeout
-            if time.perf_counter() > deadline:
-                timed_out = True
+            now = time.perf_counter()
+            step = progress is not None and progress.exists() and progress.stat().st_size != stamp
+            if cpu_limit is not None and (step or now >= next_poll):
+                # max: a group process reaped by a parent outside the group takes its time with it
+                used, next_poll = max(used, cputime.group_seconds(p.pid)), now + CPU_POLL_S
+            if step:
+                assert progress is not None
+                stamp, deadline, mark, started = progress.stat().st_size, now + timeout, used, now
+            if cpu_limit is not None and used - mark > cpu_limit:
+                timed_out = "cpu"
+            elif now > deadline:
+                timed_out = "wall"
+            if timed_out:
                 try:
                     os.killpg(p.pid, signal.SIGKILL)
                 except ProcessLookupError:
@@ -134,8 +181,15 @@ def run_process(cmd: list[str], what: str, timeout: float, cwd: Path | None = No
         out = log.read()
     dt = time.perf_counter() - t0
     rc = p.returncode
+    if timed_out == "cpu":
+        spent = time.perf_counter() - started
+        return ProcResult(False, f"{what} timed out: it used more than its limit of {cpu_limit:g} s of CPU time "
+                                 f"({used - mark:.1f} s in {spent:.1f} s wall-clock)", None, out, dt, "cpu")
+    if timed_out and cpu_limit is not None:
+        return ProcResult(False, f"{what} timed out after {timeout:g} s wall-clock having used only "
+                                 f"{used - mark:.1f} s of CPU time (hung or sleeping?)", None, out, dt, "wall")
     if timed_out:
-        return ProcResult(False, f"{what} timed out after {timeout:g} s", None, out, dt)
+        return ProcResult(False, f"{what} timed out after {timeout:g} s", None, out, dt, "wall")
     if rc == 0:
         return ProcResult(True, "", 0, out, dt)
     if rc < 0:
@@ -168,6 +222,11 @@ def _py_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     return env
 
 
+def one_thread(extra: dict[str, str] | None = None) -> dict[str, str]:
+    """``extra`` plus ``ONE_THREAD`` set to 1: the environment of a validation worker."""
+    return {**dict.fromkeys(ONE_THREAD, "1"), **(extra or {})}
+
+
 # ----------------------------------------------------------------- reference
 
 
@@ -182,87 +241,115 @@ def _plain_signature(pyf: Path) -> None:
 
 def build_reference(sources: list[Path], kernels: list[ir.Kernel], workdir: Path, include: list[Path] | tuple = (),
                     defines: dict[str, str] | None = None, cache_dir: Path | None = None,
-                    flags: tuple[str, ...] = ("-O2",), timeout: float = 600) -> ReferenceBuild:
-    """Compile ``sources`` with gfortran and f2py-wrap ``kt_ref_NAME`` for every kernel."""
+                    flags: tuple[str, ...] = ("-O2",), timeout: float = 600, *,
+                    extra_sources: Sequence[Path] = (), fflags: Sequence[str] = (), cflags: Sequence[str] = (),
+                    libraries: Sequence[str] = ()) -> ReferenceBuild:
+    """Compile ``sources`` with gfortran and f2py-wrap ``kt_ref_NAME`` for every kernel that
+    can be run (:mod:`validation.refbuild`); the others get their reason in
+    ``ReferenceBuild.failed``. A workflow's ``build:`` section adds ``extra_sources`` (Fortran
+    and C, compiled and linked, never wrapped), ``fflags`` (after ``flags``, for every
+    Fortran file), ``cflags`` (C files) and ``libraries`` (at link time)."""
     sources = [Path(s).resolve() for s in sources]
-    missing = [str(s) for s in sources if not s.exists()]
+    extra = [Path(s).resolve() for s in extra_sources if Path(s).resolve() not in sources]
+    missing = [str(s) for s in [*sources, *extra] if not s.exists()]
     if missing:
         return ReferenceBuild(False, f"source files not found: {', '.join(missing)}")
     for tool in (toolchains.gfortran(), toolchains.f2py()):
         if not tool.available:
             return ReferenceBuild(False, f"cannot build the reference: {tool.name}: {tool.detail}")
-    try:
-        wrap = fwrapper.wrappers(kernels, sources)
-    except Exception as exc:  # a signature the wrapper cannot express
-        return ReferenceBuild(False, f"cannot wrap the reference: {exc}")
-    stubs = fwrapper.stubs_needed(sources)
+    if any(s.suffix == ".c" for s in extra) and not shutil.which("cc"):
+        return ReferenceBuild(False, "cannot build the reference: the workflow's build.sources hold C files and "
+                                     "no C compiler (cc) was found")
     defines = dict(defines or {})
-    cpp = [f"-I{Path(i).resolve()}" for i in include] + [f"-D{k}={v}" for k, v in sorted(defines.items())]
-    inc_files = sorted(str(f) + str(f.stat().st_mtime_ns) for i in include for f in Path(i).rglob("*") if f.is_file())
-    key = _hash(wrap, *stubs.values(), *(str(s) + s.read_text(errors="replace") for s in sources),
-                *flags, *cpp, *inc_files, sys.version)
+    flags = (*flags, *fflags)
+    if "-fopenmp" in (*flags, *cflags) and "-fopenmp" not in libraries:  # objects made so call OpenMP's runtime
+        libraries = [*libraries, "-fopenmp"]
+    key = _reference_key(sources, extra, kernels, include, defines, flags, cflags, libraries)
     cache = Path(cache_dir or default_cache_dir()).resolve() / "reference"
     final = cache / key
     module = f"ktref_{key}"
     if (final / "ok").exists():
-        return ReferenceBuild(True, "", final, module, cached=True)
+        failed, notes = _reference_record(final)
+        return ReferenceBuild(True, "", final, module, log=notes, cached=True, failed=failed)
+    from validation import refbuild  # fparser: only when building
+
     cache.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{key}-", dir=cache))
-    log: list[str] = []
-    objdir = tmp / "obj"
-    objdir.mkdir()
-    for name, text in stubs.items():
-        (tmp / name).write_text(text)
-    units = [*sources, *(tmp / n for n in stubs)]
-    # compile in rounds so that modules are built before the files that use them
-    pending, objects = list(enumerate(units)), []
-    while pending:
-        failed = []
-        for k, src in pending:
-            cmd = ["gfortran", "-c", "-fPIC", *flags, f"-J{objdir}", f"-I{objdir}", f"-I{src.parent}"]
-            if src.suffix in PREPROCESSED:
-                cmd += ["-cpp", *cpp]
-            if src.suffix.lower() in FREE_FORM:
-                cmd.append("-ffree-line-length-none")
-            r = run_process([*cmd, str(src), "-o", str(objdir / f"{k}_{src.stem}.o")],
-                            f"gfortran {src.name}", timeout, cwd=tmp)
-            log.append(r.output)
-            if r.ok:
-                objects.append(objdir / f"{k}_{src.stem}.o")
-            else:
-                failed.append((k, src, r))
-        if len(failed) == len(pending):
-            k, src, r = failed[0]
-            shutil.rmtree(tmp, ignore_errors=True)
-            return ReferenceBuild(False, f"reference build failed: {r.reason}", log=_tail("\n".join(log)))
-        pending = [(k, s) for k, s, _ in failed]
+    compiled = refbuild.compile_sources(sources, extra, tmp, [Path(i) for i in include], defines, flags, cflags,
+                                        timeout, run_process)
+    notes = "".join(f"note: {n}\n" for n in compiled.notes)
+    texts, failed = refbuild.plan_wrappers(kernels, compiled)
+    if compiled.compiled == 0 and compiled.failures:
+        shutil.rmtree(tmp, ignore_errors=True)
+        first = next(iter(compiled.failures.values()))
+        return ReferenceBuild(False, f"reference build failed: no source file compiled: {first}",
+                              log=notes + _tail("\n".join(compiled.log)), failed=failed)
+    texts, wrong = refbuild.check_wrappers(texts, tmp, timeout, run_process)
+    failed |= wrong
+    # f2py needs at least one routine; a build whose kernels all failed still answers with their reasons
+    wrap = "\n".join(texts.values()) or "subroutine kt_ref_kt_none()\nend subroutine kt_ref_kt_none\n"
     (tmp / "kt_wrappers.f90").write_text(wrap)
     f2py = [sys.executable, "-m", "numpy.f2py"]
     env = _py_env()
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    lib_flags, link_files, ldflags = refbuild.link_options(libraries, compiled.objects)
+    if ldflags:
+        env["LDFLAGS"] = " ".join(filter(None, [env.get("LDFLAGS"), ldflags]))
+    log = compiled.log
     r = run_process([*f2py, "-h", "kt_sig.pyf", "-m", module, "kt_wrappers.f90", "--overwrite-signature"],
                     "f2py (signature)", timeout, cwd=tmp, env=env)
     log.append(r.output)
     if r.ok:
         _plain_signature(tmp / "kt_sig.pyf")
-        r = run_process([*f2py, "-c", "kt_sig.pyf", "kt_wrappers.f90", *map(str, objects), f"-I{objdir}",
+        r = run_process([*f2py, "-c", "kt_sig.pyf", "kt_wrappers.f90", *link_files, f"-I{tmp / 'obj'}", *lib_flags,
                          "--backend", "meson", "--build-dir", str(tmp / "bld")],
                         "f2py (build)", timeout, cwd=tmp, env=env)
         log.append(r.output)
     if not r.ok or not list(tmp.glob(f"{module}*.so")):
         shutil.rmtree(tmp, ignore_errors=True)
         reason = r.reason or "f2py produced no extension module"
-        return ReferenceBuild(False, f"reference build failed: {reason}", log=_tail("\n".join(log)))
-    shutil.rmtree(tmp / "bld", ignore_errors=True)
+        return ReferenceBuild(False, f"reference build failed: {reason}", log=notes + _tail("\n".join(log)),
+                              failed=failed)
+    for scratch in ("bld", "check"):
+        shutil.rmtree(tmp / scratch, ignore_errors=True)
+    (tmp / "failed.json").write_text(json.dumps(failed, indent=1))
+    (tmp / "notes.txt").write_text(notes)
     (tmp / "ok").write_text("")
     _publish(tmp, final)
-    return ReferenceBuild(True, "", final, module, log=_tail("\n".join(log)))
+    return ReferenceBuild(True, "", final, module, log=notes + _tail("\n".join(log)), failed=failed)
+
+
+def _reference_key(sources: list[Path], extra: list[Path], kernels: list[ir.Kernel], include: Sequence[Path],
+                   defines: dict[str, str], flags: Sequence[str], cflags: Sequence[str],
+                   libraries: Sequence[str]) -> str:
+    """The cache key of a reference build: everything that goes into it (the sources and
+    included files, the kernels' signatures, every flag and library, the build's own code)."""
+    inc_files = sorted(str(f) + str(f.stat().st_mtime_ns) for i in include for f in Path(i).rglob("*") if f.is_file())
+    libs = [lib + (str(Path(lib).stat().st_mtime_ns) if Path(lib).is_file() else "") for lib in libraries]
+    here = Path(__file__).parent
+    code = [(here / n).read_text() for n in ("fwrapper.py", "fsources.py", "refbuild.py")]
+    sigs = sorted(repr((k.name, k.origin, k.result, k.params)) for k in kernels)
+    return _hash(*code, *sigs, *(str(s) + s.read_text(errors="replace") for s in [*sources, *extra]),
+                 *flags, "cflags", *cflags, "libs", *libs, *(str(i) for i in include),
+                 *(f"{k}={v}" for k, v in sorted(defines.items())), *inc_files, sys.version)
+
+
+def _reference_record(folder: Path) -> tuple[dict[str, str], str]:
+    """The kernels a cached reference build cannot run (with why) and its notes."""
+    try:
+        failed = json.loads((folder / "failed.json").read_text())
+        notes = (folder / "notes.txt").read_text()
+    except (OSError, ValueError):
+        return {}, ""
+    return {str(k): str(v) for k, v in failed.items()}, notes
 
 
 def _call(job: dict[str, Any], kernel: ir.Kernel, cases: list[Case], workdir: Path, timeout: float, what: str,
           env: dict[str, str] | None = None, sigs: list[dict[str, Any]] | None = None,
           timing: dict[str, float] | None = None) -> list[RunResult]:
-    """Run ``job`` on every case in one worker process (``timeout`` per case).
+    """Run ``job`` on every case in one worker process: ``timeout`` seconds of CPU time per
+    case (the worker's whole process group), with a wall-clock cap ``WALL_CAP_FACTOR`` times
+    that per case against a process that hangs without using the CPU (see run_process).
     Cases after a failing one come back failed with "not run"."""
     workdir.mkdir(parents=True, exist_ok=True)
     base = Path(tempfile.mkdtemp(prefix=f"{kernel.name}-{job['mode']}-", dir=workdir))
@@ -274,18 +361,25 @@ def _call(job: dict[str, Any], kernel: ir.Kernel, cases: list[Case], workdir: Pa
     progress = base / "progress"
     job = {**job, "cases": items, "progress": str(progress), **({"timing": timing} if timing else {})}
     (base / "job.json").write_text(json.dumps(job, indent=1))
-    r = run_process([sys.executable, "-m", "validation.worker", str(base / "job.json")], what, timeout,
-                    cwd=workdir, env=_py_env(env), progress=progress)
+    cmd = [sys.executable, "-m", "validation.worker", str(base / "job.json")]
+    if timing:
+        # a timing run measures speed with every core it is given: held to wall-clock time (on a quiet machine)
+        r = run_process(cmd, what, timeout, cwd=workdir, env=_py_env(env), progress=progress)
+    else:
+        r = run_process(cmd, what, WALL_CAP_FACTOR * timeout, cwd=workdir, env=_py_env(one_thread(env)),
+                        progress=progress, cpu_limit=timeout)
     done = [json.loads(line) for line in progress.read_text().splitlines()] if progress.exists() else []
     results: list[RunResult] = []
     for k, item in enumerate(items):
         if k < len(done):
             with np.load(item["out"], allow_pickle=False) as z:
                 outputs = {n: z[n] for n in z.files}
-            results.append(RunResult(True, "ran", "", outputs, float(done[k]["seconds"]), _tail(r.output)))
+            results.append(RunResult(True, "ran", "", outputs, float(done[k]["seconds"]), _tail(r.output),
+                                     cpu_seconds=float(done[k].get("cpu_seconds", 0.0))))
         elif k == len(done):
             reason = r.reason or f"{what} exited without finishing"
-            results.append(RunResult(False, "failed", reason, seconds=r.seconds, log=_tail(r.output)))
+            results.append(RunResult(False, "failed", reason, seconds=r.seconds, log=_tail(r.output),
+                                     timed_out=r.timed_out))
         else:
             results.append(RunResult(False, "failed", "not run (an earlier case failed)"))
     shutil.rmtree(base, ignore_errors=True)
@@ -299,8 +393,11 @@ def run_reference(build: ReferenceBuild, kernel: ir.Kernel, case: Case, workdir:
 
 def run_reference_cases(build: ReferenceBuild, kernel: ir.Kernel, cases: list[Case], workdir: Path,
                         timeout: float = 60, timing: dict[str, float] | None = None) -> list[RunResult]:
-    """The reference on every case, in one process (``timeout`` per case); with ``timing``
+    """The reference on every case, in one process (``timeout``: CPU seconds per case); with ``timing``
     ({"reps", "min_time_s"}) each case is timed and ``RunResult.seconds`` is the median."""
+    why = build.failed.get(kernel.name.lower())
+    if why:
+        return [RunResult(False, "failed", why, log=build.log) for _ in cases]
     if not build.ok or build.lib_dir is None:
         return [RunResult(False, "failed", build.reason or "reference not built") for _ in cases]
     job = {"mode": "reference", "lib_dir": str(build.lib_dir), "module": build.module,
@@ -394,7 +491,7 @@ def run_candidate_cases(target: str, files_dir: Path, kernel: ir.Kernel, cases: 
                         sigs: list[dict[str, Any]] | None = None,
                         timing: dict[str, float] | None = None) -> list[RunResult]:
     """Build (cached) and run one candidate on every case in one process
-    (``timeout`` per case): status "ran", "compiled" (CUDA without a GPU),
+    (``timeout``: CPU seconds per case): status "ran", "compiled" (CUDA without a GPU),
     "failed" or "unsupported"."""
     b = build_candidate(target, files_dir, kernel, cache_dir)
     if not b.ok or b.artifact is None:

@@ -50,7 +50,7 @@ from translate import ir
 from validation import golden
 from validation.inputs import Case
 from validation.region import RegionValidation, TargetValidation, judge
-from validation.runners import _py_env, run_candidate_cases, run_process
+from validation.runners import WALL_CAP_FACTOR, _py_env, one_thread, run_candidate_cases, run_process
 from validation.signature import ValidationError, signature
 from validation.signature import reduces as loop_reduces
 
@@ -175,8 +175,10 @@ def run_reference(source: Path, kernel: ir.Kernel, sizes: Mapping[str, Any], tri
         job = {"source": str(Path(source).resolve()), "params": signature(kernel)["params"], "cases": items,
                "progress": str(progress), "loader": loader, "options": options}
         (base / "job.json").write_text(json.dumps(job, indent=1))
+        # ``timeout``: CPU seconds per case, as for every validation worker (validation.runners)
         r = run_process([sys.executable, "-m", "validation.torch_worker", str(base / "job.json")], "PyTorch reference",
-                        timeout, cwd=workdir, env=_py_env(), progress=progress)
+                        WALL_CAP_FACTOR * timeout, cwd=workdir, env=_py_env(one_thread()), progress=progress,
+                        cpu_limit=timeout)
         done = [json.loads(line) for line in progress.read_text().splitlines()] if progress.exists() else []
         out = TorchCases()
         outputs = tuple(p.name for p in kernel.params if p.intent.writes)
