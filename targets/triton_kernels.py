@@ -116,6 +116,9 @@ class _Emitter:
             if dt is ir.DType.F64:  # annotated: Triton passes a plain Python float as fp32
                 self.params.append(f"{var}: tl.float64")
                 self.launch_args.append(f"float({var})")
+                # a 0-d fp64 value: the interpreter keeps the parameter a Python float, which it
+                # rounds to fp32 where no fp64 operand meets it (stored as is, added to a literal)
+                self.prologue.append(f"{var} = tl.full((), {var}, tl.float64)")
                 continue
             self.params.append(var)
             if dt is ir.DType.CHAR:

@@ -596,3 +596,17 @@ def test_triton_warps_written_only_where_they_differ_from_tritons_default() -> N
                       ir.Assign(ld("y", i, j), v("tmp", F64)))),)),), (sc("tmp", F64), sc("i"), sc("j")))
     src2d = get_renderer("triton").render(swap2d).source
     assert "kt_lane0" in src2d and "num_warps" not in src2d  # a flat 2-D nest: 4 (ideal_gas_like ran slower with 8)
+
+
+def test_fp64_scalar_stored_as_is_keeps_its_precision(tmp_path: Path) -> None:
+    """``x(i) = dx`` and ``x(i) = dx + 1``: the interpreter rounds a bare fp64 parameter to fp32
+    unless the kernel makes it an fp64 value first (CloverLeaf's initialise_chunk_kernel)."""
+    n, i, dx = v("n"), v("i"), v("dx", F64)
+    body = (loop("i", 0, n, (ir.Assign(ld("x", i), dx), ir.Assign(ld("y", i), b("add", dx, c(1.0))))),)
+    arrays = tuple(ir.Array(a, F64, (n,), Layout.LEFT, Intent.OUT) for a in ("x", "y"))
+    k = kern("fill", (sc("n"), sc("dx", F64), *arrays), body)
+    mod, _ = load_module(k, tmp_path)
+    x, y = nan_like(5), nan_like(5)
+    value = 0.74089129587672586  # not a float32
+    mod.fill(5, value, x, y)
+    assert x.cpu().numpy().tolist() == [value] * 5 and y.cpu().numpy().tolist() == [value + 1.0] * 5
