@@ -15,7 +15,7 @@ from types import MappingProxyType
 from typing import ClassVar
 
 from targets.base import CodeBuffer, Renderer
-from targets.host_calls import callable_from_c, cpp_lines, declaration
+from targets.host_calls import callable_from_c, cpp_lines, declaration, device_printf
 from translate import ir
 from translate.ir import DType
 from translate.schedule import DeviceExtern, DeviceNest, DeviceSerial, HostBlock, HostIf, HostLoop, Segment
@@ -375,6 +375,8 @@ class CStyleRenderer(Renderer):
                 buf.line(f"// {self.where(s.line)}")
             with buf.block(self.for_header(s.var, s.start, s.stop, s.step)):
                 self.stmts(buf, s.body, host)
+        elif isinstance(s, ir.HostCall) and s.kind == "print" and not host:
+            buf.line(device_printf(s, self.expr))
         elif isinstance(s, ir.HostCall):
             if not host:
                 raise self.unsupported(s, f"host code ({s.routine.upper()}) in device code")

@@ -66,6 +66,11 @@ def cpp_lines(s: ir.HostCall, expr: Callable[[ir.Expr], str], var: Callable[[str
             *("  " + b for b in body), "}"]
 
 
+def device_printf(s: ir.HostCall, expr: Callable[[ir.Expr], str]) -> str:
+    """Output in device code: ``printf`` (CUDA and Kokkos device code have no streams)."""
+    return _printf(s.args, expr, "", prefix="")
+
+
 def _printf(args: tuple[ir.Expr, ...], expr: Callable[[ir.Expr], str], stream: str, prefix: str = "") -> str:
     fmt: list[str] = []
     values: list[str] = []
@@ -85,6 +90,8 @@ def _printf(args: tuple[ir.Expr, ...], expr: Callable[[ir.Expr], str], stream: s
             fmt.append("%.17g")
             values.append(f"(double)({expr(a)})")
     text = prefix + " ".join(fmt)
+    if not stream:
+        return f'printf("{text}\\n"{"".join(", " + v for v in values)});'
     return f'std::fprintf({stream}, "{text}\\n"{"".join(", " + v for v in values)});'
 
 

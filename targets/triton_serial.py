@@ -58,6 +58,9 @@ class SerialEmitter(_Emitter):
     def stmt(self, s: ir.Stmt) -> None:
         self.check_no_exit(s)
         body = self.out
+        if isinstance(s, ir.HostCall):  # output in device code: not kept (check_no_exit let only prints by)
+            body(f"pass  # output at line {s.line} ({s.routine}): a Triton kernel does not print it")
+            return
         if isinstance(s, ir.Assign):
             if isinstance(s.target, ir.Var):
                 dt = self.var_dtype(s.target.name)

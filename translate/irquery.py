@@ -86,8 +86,10 @@ def has_parallel(node: object) -> bool:
 
 
 def has_exit(node: object) -> bool:
-    """True when ``node`` contains a ``Return``, an ``ErrorCall`` or a ``HostCall`` (host-only)."""
-    return any(isinstance(n, (ir.Return, ir.ErrorCall, ir.HostCall)) for n in ir.walk(node))
+    """True when ``node`` contains a ``Return``, an ``ErrorCall`` or a host call or STOP
+    (host-only; output statements may run on the device)."""
+    return any(isinstance(n, (ir.Return, ir.ErrorCall)) or (isinstance(n, ir.HostCall) and n.kind != "print")
+               for n in ir.walk(node))
 
 
 def header_arrays(loop: ir.Loop) -> set[str]:
