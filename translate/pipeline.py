@@ -189,6 +189,10 @@ class WorkflowRun:
             regions.append({"name": name, "source": k.origin.path, "line": k.origin.line, "status": "translated",
                             "reason": None, "targets": self.targets, "loops": loops,
                             "fixer": self.workflow.agent.enabled})
+        for r in regions:  # for coverage counts: main programs apart, routines with loops apart
+            k = kernels[r["name"]]
+            r["kind"] = "program" if isinstance(k, ir.Opaque) and k.reason.startswith("PROGRAM ") else "routine"
+            r["holds_loops"] = _holds_loops(k)
         self._total = sum(r["status"] == "translated" or bool(r.get("agent")) for r in regions)
         for r in regions:
             if r["status"] == "unsupported":
@@ -503,6 +507,7 @@ class WorkflowRun:
             accepted = any(e.get("status") in ("validated", "compiled") for e in targets.values())
             status = "translated" if accepted else "unsupported"
             extra["translated_by"] = "llm agent" if accepted else None
+        extra.update(kind=region.get("kind", "routine"), holds_loops=region.get("holds_loops"))
         return region_entry(region["name"], region["source"], region["line"], status, region.get("reason"),
                             targets, loops=region.get("loops", []), attempts=attempts, **extra)
 
@@ -515,7 +520,8 @@ class WorkflowRun:
         for r in regions:
             if r["status"] in ("unsupported", "inlined") and r["name"] not in done:
                 targets = {t: target_entry("unsupported", r["reason"]) for t in r["targets"]}
-                entries.append(region_entry(r["name"], r["source"], r["line"], r["status"], r["reason"], targets))
+                entries.append(region_entry(r["name"], r["source"], r["line"], r["status"], r["reason"], targets,
+                                            kind=r.get("kind", "routine"), holds_loops=r.get("holds_loops")))
         for target, make, pattern in (("kokkos", kokkos_cmake, "*.cpp"), ("cuda", cuda_cmake, "*.cu")):
             folder = self.out_dir / target
             sources = sorted(p.name for p in folder.glob(pattern)) if folder.is_dir() else []
@@ -524,6 +530,15 @@ class WorkflowRun:
         json_path, md_path = write_reports(self.out_dir, self.workflow.name, entries, errors)
         self.progress(f"report: {md_path}")
         return json_path
+
+
+def _holds_loops(k: ir.Kernel | ir.Opaque) -> bool:
+    """Whether a routine holds a loop (an unsupported one: a DO in its source text)."""
+    import re
+
+    if isinstance(k, ir.Kernel):
+        return any(isinstance(n, ir.Loop) for s in k.body for n in ir.walk(s))
+    return re.search(r"^\s*(\d+\s+)?do\b", k.source, re.IGNORECASE | re.MULTILINE) is not None
 
 
 def _passed_extents(kernel: ir.Kernel, array: ir.Array) -> list[str]:
