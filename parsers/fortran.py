@@ -32,7 +32,7 @@ from fparser.two.utils import walk
 
 from parsers.base import ParseError, Unsupported
 from parsers.fortran_expr import ExprLowerer
-from parsers.fortran_scope import Defaults, Scope, UseAssoc, declare, predeclare_types, type_spec
+from parsers.fortran_scope import Defaults, Scope, UseAssoc, declare, predeclare_types, set_constant, type_spec
 from parsers.fortran_shapes import access_extents, assumed_extent, infer_intents
 from parsers.fortran_stmts import StmtLowerer
 from parsers.fortran_units import (
@@ -199,7 +199,33 @@ def _collect(parsed: list[tuple[SourceFile, object]], defaults: Defaults | None 
             else:
                 _add_routine(project, unit, f, None)
     _allocated_shapes(project, hosts)
+    _never_assigned(parsed, hosts)
     return project
+
+
+def _never_assigned(parsed: list[tuple[SourceFile, object]], hosts: list[Scope]) -> None:
+    """Initialised PRIVATE module variables that nothing in the sources assigns, passes to a routine
+    or reads into are constants (``INTEGER, PRIVATE :: CONDUCTIVITY = 1``): only their module can
+    change them. (A public one may be set by code outside the workflow's sources.)"""
+    changed: set[str] = set()
+    for _, tree in parsed:
+        for node in walk(tree, (F.Assignment_Stmt, F.Actual_Arg_Spec_List, F.Loop_Control, F.Read_Stmt)):
+            if isinstance(node, F.Assignment_Stmt):
+                target = node.items[0]
+                changed.add(str(target.items[0] if isinstance(target, F.Part_Ref) else target).lower())
+            elif isinstance(node, F.Actual_Arg_Spec_List):
+                changed.update(str(a).lower() for a in node.items if isinstance(a, F.Name))
+            else:
+                changed.update(str(n).lower() for n in walk(node, F.Name))
+    for scope in hosts:
+        ex = ExprLowerer(scope, lambda line, path=scope.path: f"{path}:{line}")
+        for sym in scope.syms.values():
+            if sym.init is not None and sym.private and sym.name not in changed:
+                try:
+                    set_constant(sym, sym.init, scope, ex)
+                    sym.binding = None
+                except Unsupported:
+                    continue
 
 
 def _allocated_shapes(project: _Project, hosts: list[Scope]) -> None:
@@ -449,6 +475,9 @@ def _assemble(name: str, args: list[str], result_name: str | None, body: tuple[i
         if n == result_name or n == name:
             continue
         if sym is not None and sym.binding is not None:
+            if sym.private:
+                raise Unsupported(f"{name} uses {n}, a PRIVATE variable of {sym.binding.split(':')[1]}: validation"
+                                  " cannot set it from outside the module")
             if sym.dims is not None and sym.deferred:
                 params.append(ir.replace(_deferred(n, scope.type_of(n), sym.dims, extents), binding=sym.binding))
             elif not sym.binding.startswith("common:"):

@@ -35,6 +35,8 @@ class Sym:
     # from the actual array (or the ALLOCATE that made it), its upper bounds in ``dims`` are None
     deferred: bool = False
     allocatable: bool = False
+    private: bool = False  # a PRIVATE module variable: nothing outside its module can set it
+    init: object | None = None  # a module variable's initial value (fparser node), until known constant
 
 
 @dataclass(frozen=True)
@@ -301,7 +303,7 @@ def _implicit(stmt: F.Implicit_Stmt, scope: Scope, ex: ExprLowerer) -> None:
 def _type_decl(stmt: F.Type_Declaration_Stmt, scope: Scope, ex: ExprLowerer, module: bool) -> None:
     tspec, attrs, entities = stmt.items
     dtype, clen = type_spec(tspec, ex)
-    is_param, intent, dims, deferred, allocatable = False, None, None, False, False
+    is_param, intent, dims, deferred, allocatable, private = False, None, None, False, False, False
     for attr in (attrs.items if attrs is not None else ()):
         text = str(attr).upper()
         if isinstance(attr, F.Intent_Attr_Spec):
@@ -312,6 +314,8 @@ def _type_decl(stmt: F.Type_Declaration_Stmt, scope: Scope, ex: ExprLowerer, mod
             is_param = True
         elif text == "ALLOCATABLE":
             allocatable = True
+        elif text == "PRIVATE":
+            private = True
         elif text.startswith("POINTER"):
             raise Unsupported(f"{text} variable at {ex.where(stmt)} cannot be lowered")
         elif text in ("SAVE", "EXTERNAL", "INTRINSIC", "OPTIONAL", "CONTIGUOUS", "VALUE"):
@@ -332,8 +336,11 @@ def _type_decl(stmt: F.Type_Declaration_Stmt, scope: Scope, ex: ExprLowerer, mod
         elif dims is not None:
             sym.dims, sym.deferred = dims, deferred
         sym.allocatable = sym.allocatable or allocatable
+        sym.private = sym.private or private
         if is_param and init is not None:
             _set_param(sym, init.items[1], scope, ex)
+        elif init is not None and module and sym.dims is None:
+            sym.init = init.items[1]
         elif init is not None and not module:
             if sym.dims is not None:
                 raise Unsupported(f"initialised array '{sym.name}' (implicit SAVE) at {ex.where(stmt)}"
@@ -342,6 +349,11 @@ def _type_decl(stmt: F.Type_Declaration_Stmt, scope: Scope, ex: ExprLowerer, mod
             # the value would persist between calls)
             _set_param(sym, init.items[1], scope, ex)
             sym.saved = ex.where(stmt)
+
+
+def set_constant(sym: Sym, value: object, scope: Scope, ex: ExprLowerer) -> None:
+    """An initialised variable that nothing assigns: a constant."""
+    _set_param(sym, value, scope, ex)
 
 
 def _set_param(sym: Sym, value: object, scope: Scope, ex: ExprLowerer) -> None:

@@ -303,3 +303,51 @@ def test_default_real_8_changes_the_default_kinds(tmp_path: Path) -> None:
     # without -fdefault-double-8, gfortran makes DOUBLE PRECISION REAL(16): refused
     quad = parse_files(write(tmp_path, src), tmp_path, flags=("-fdefault-real-8",))[0].kernels[0]
     assert isinstance(quad, ir.Opaque) and "REAL(16)" in quad.reason
+
+
+def test_private_module_variables(tmp_path: Path) -> None:
+    d = routines(tmp_path, {"p.f90": """module pm
+  implicit none
+  integer, private :: mode = 2
+  integer, private :: calls = 0
+contains
+  subroutine s(n, a)
+    integer :: n, i
+    real(8) :: a(n)
+    do i = 1, n
+      if (mode == 2) a(i) = 2.0d0 * a(i)
+    end do
+  end subroutine
+  subroutine t(n, a)
+    integer :: n
+    real(8) :: a(n)
+    calls = calls + 1
+    a(1) = calls
+  end subroutine
+end module
+"""})
+    # nothing assigns mode and only its module could: a constant
+    assert [p.name for p in lowered(d, "s").params] == ["n", "a"]
+    # calls changes: a variable no code outside the module can set for validation
+    assert isinstance(d["t"], ir.Opaque) and "PRIVATE" in d["t"].reason
+
+
+def test_do_variable_also_assigned_is_declared_as_a_scalar() -> None:
+    k = parse_source("""subroutine tri(n, m, a, b)
+  integer :: n, m, j, k, top
+  real(8) :: a(n, m), b(n, m)
+  do j = 1, n
+    k = 1
+    b(j, k) = a(j, k)
+    do k = 2, m
+      b(j, k) = a(j, k) - b(j, k - 1)
+    end do
+    k = m
+    b(j, k) = 2.0d0 * b(j, k)
+  end do
+end subroutine""", "t.f90", fixed_form=False).kernels[0]
+    assert isinstance(k, ir.Kernel)
+    text = get_renderer("kokkos", Schedule()).render(analyze(k), Schedule())
+    src = text.files[text.entry]
+    # the scalar k is declared where it is first assigned, outside the DO k loop, which has its own
+    assert src.index("int k = 1;") < src.index("for (int k = 1; k < m; ++k)")

@@ -324,8 +324,17 @@ def host_scalars(kernel: ir.Kernel, segments: Iterable[Segment]) -> tuple[str, .
             used |= set(seg.scalars_in) | set(seg.scalars_out)
     if kernel.result is not None:
         used.add(kernel.name)
+    # a DO variable also assigned outside its loop (``k = bottom`` before ``DO k = ...``) is a scalar too:
+    # declared here, each loop over it declares its own
+    host_loop_vars -= many([st for s in walk_segments(segments) if isinstance(s, HostBlock) for st in s.stmts],
+                           _assigned)
     locals_ = [d.name for d in kernel.locals if isinstance(d, ir.Scalar)]
     return tuple(n for n in locals_ if n in used and n not in host_loop_vars)
+
+
+def _assigned(node: object) -> set[str]:
+    """Scalars assigned by an ``Assign`` (a loop variable only when also assigned so)."""
+    return {n.target.name for n in ir.walk(node) if isinstance(n, ir.Assign) and isinstance(n.target, ir.Var)}
 
 
 def scan_segment(seg: DeviceSerial) -> ir.Loop | None:
@@ -543,7 +552,7 @@ class _Partitioner:
             body = sunk + (ir.If(guard[0], guard[1] + loops[-1].body),)
         reductions = loop.reductions
         red = ir.reduced(reductions)
-        bound = {lp.var for lp in loops} | many(body, loop_vars)
+        bound = {lp.var for lp in loops} | (many(body, loop_vars) - many(body, _assigned))
         private = (many(body, scalar_writes) | set(loop.private)) - red - bound
         headers = many([lp.start for lp in loops] + [lp.stop for lp in loops] + [lp.step for lp in loops],
                         scalar_reads)
@@ -562,7 +571,7 @@ class _Partitioner:
         )
 
     def serial(self, stmts: tuple[ir.Stmt, ...], after: frozenset[str], kind: str = "serial") -> DeviceSerial:
-        bound = many(stmts, loop_vars)
+        bound = many(stmts, loop_vars) - many(stmts, _assigned)
         writes = many(stmts, scalar_writes) - bound
         reads = many(stmts, scalar_reads) - bound
         arrays = many(stmts, arrays_touched)
