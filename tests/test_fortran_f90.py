@@ -246,3 +246,14 @@ def test_nonconforming_sections_are_reported() -> None:
   a = b
 end subroutine""")["bad"]
     assert isinstance(op, ir.Opaque) and "does not conform" in op.reason
+
+
+def test_single_precision_literal_widened_keeps_its_value() -> None:
+    # real(0.7, kind=8) and a default-real literal assigned to real(8) are 0.699999988..., as compiled
+    k = kernel("""subroutine lit(a)
+  real(8) :: a(2)
+  a(1) = real(0.7, kind=8)
+  a(2) = 0.5d0 * 0.7
+end subroutine""", "lit")
+    out = run(k, {}, {"a": np.zeros(2)})
+    assert out["a"][0] == float(np.float32(0.7)) and out["a"][1] == 0.5 * float(np.float32(0.7))

@@ -105,9 +105,12 @@ class WorkflowRun:
                         first = kernels[k.name].origin
                         errors.append(f"{k.origin}: routine {k.name} is defined twice; keeping {first}")
                         continue
-                    if isinstance(k, ir.Opaque) and k.signature is not None:
-                        k = ir.replace(k, signature=self._apply_region_config(k.signature))
-                    kernels[k.name] = self._apply_region_config(k) if isinstance(k, ir.Kernel) else k
+                    try:
+                        if isinstance(k, ir.Opaque) and k.signature is not None:
+                            k = ir.replace(k, signature=self._apply_region_config(k.signature))
+                        kernels[k.name] = self._apply_region_config(k) if isinstance(k, ir.Kernel) else k
+                    except ValueError as err:  # a shapes: entry this routine cannot take: this routine only
+                        kernels[k.name] = ir.Opaque(k.name, "", f"workflows.yaml shapes: {err}", k.origin)
             self._kernels = kernels
             return kernels, errors
 
@@ -569,9 +572,8 @@ def _helpers(kernels: dict[str, ir.Kernel | ir.Opaque], files: list[Path]) -> se
     text = "\n".join(p.read_text(errors="replace") for p in files).lower()
     found = set()
     for name, k in kernels.items():
-        has_loop = isinstance(k, ir.Kernel) and any(isinstance(n, ir.Loop) for s in k.body for n in ir.walk(s))
-        if has_loop:
-            continue
+        if isinstance(k, ir.Opaque) or any(isinstance(n, ir.Loop) for s in k.body for n in ir.walk(s)):
+            continue  # only a lowered routine without loops is inlined
         word = re.escape(name)
         uses = len(re.findall(rf"\b{word}\s*\(", text)) + len(re.findall(rf"\bcall\s+{word}\b", text))
         definitions = len(re.findall(rf"\b(?:subroutine|function)\s+{word}\b", text))

@@ -8,6 +8,7 @@ arithmetic is never reassociated: only casts of constants are folded there.
 
 from __future__ import annotations
 
+import struct
 from dataclasses import replace
 
 from translate import ir
@@ -152,6 +153,10 @@ def _cast(dtype: DType, e: Expr) -> Expr:
     if e.dtype == dtype:
         return e
     if isinstance(e, Const) and not isinstance(e.value, str):
+        if dtype.is_float and isinstance(e.value, float) and e.dtype is DType.F32:
+            # a single-precision constant widened keeps its single-precision value:
+            # Fortran's real(0.7, kind=8) is 0.699999988..., not 0.7
+            return Const(struct.unpack("f", struct.pack("f", e.value))[0], dtype)
         if dtype.is_float and isinstance(e.value, (int, float)) and not isinstance(e.value, bool):
             return Const(float(e.value), dtype)
         if dtype.is_int and isinstance(e.value, int) and not isinstance(e.value, bool):
