@@ -44,8 +44,12 @@ class KokkosRenderer(CStyleRenderer):
 
     # ------------------------------------------------------------------ types
 
+    def element_type(self, dtype: DType) -> str:
+        """An array element's C type: a LOGICAL array holds Fortran's 4-byte integers, not bool."""
+        return self.ABI_TYPES[dtype] if dtype is DType.BOOL else self.ctype(dtype)
+
     def view_type(self, arr: ir.Array, const: bool = False, host: bool = False) -> str:
-        base = f"{'const ' if const else ''}{self.ctype(arr.dtype)}{'*' * arr.rank}"
+        base = f"{'const ' if const else ''}{self.element_type(arr.dtype)}{'*' * arr.rank}"
         layout = "Kokkos::LayoutLeft" if arr.layout is ir.Layout.LEFT else "Kokkos::LayoutRight"
         if host:
             return f"Kokkos::View<{base}, {layout}, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>"
@@ -395,7 +399,7 @@ class KokkosRenderer(CStyleRenderer):
                 n = cname(p.name)
                 if isinstance(p, ir.Array):
                     ext = ", ".join(f"kt_extent({self.expr(s)})" for s in p.shape)
-                    ptr = f"const_cast<{self.ctype(p.dtype)}*>({n})" if not p.intent.writes else n
+                    ptr = f"const_cast<{self.element_type(p.dtype)}*>({n})" if not p.intent.writes else n
                     args_h = ", ".join([ptr] + ([ext] if ext else []))  # a 0-d View takes the pointer only
                     b.line(f"{self.view_type(p, host=True)} {n}_h({args_h});")
                     b.line(f"auto {n}_v = Kokkos::create_mirror_view_and_copy("
