@@ -262,6 +262,11 @@ def declare(stmt: object, scope: Scope, ex: ExprLowerer, module: bool = False) -
     elif isinstance(stmt, F.External_Stmt):
         for n in walk(stmt, F.Name):
             scope.get(str(n).lower()).external = True
+    elif isinstance(stmt, F.Interface_Block):
+        # explicit interfaces of procedures: calls to them resolve like any call; a generic
+        # interface (a name standing for several procedures) is not followed
+        if str(stmt.children[0]).strip().upper() != "INTERFACE":
+            raise Unsupported(f"generic {str(stmt.children[0]).strip()} at {ex.where(stmt)} cannot be lowered")
     elif isinstance(stmt, (F.Comment, F.Intrinsic_Stmt, F.Save_Stmt, F.Use_Stmt, F.Format_Stmt)):
         return
     elif isinstance(stmt, F.Data_Stmt):
