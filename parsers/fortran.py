@@ -500,6 +500,7 @@ def _assemble(name: str, args: list[str], result_name: str | None, body: tuple[i
     if shared:
         raise Unsupported(f"{name} uses {', '.join(shared)}, which CALL {sl.host_globals[shared[0]].upper()} changes"
                           " on the host: the call cannot stay outside the translation")
+    _no_host_results(name, body)
     if body and not any(p.intent.writes for p in params) and result_name is None:
         raise Unsupported(f"{name} computes no result (it writes no argument, COMMON or module variable): only"
                           " its output statements act, so it stays host code")
@@ -513,6 +514,27 @@ def _assemble(name: str, args: list[str], result_name: str | None, body: tuple[i
 
 
 ANY_EXTENT = 24  # validation's extent of an array the routine walks to its end, when the workflow gives none
+
+
+def _no_host_results(name: str, body: tuple[ir.Stmt, ...]) -> None:
+    """A value a host call returns (``CALL WTIME(t)``) must not feed the routine's computation:
+    the translation does not make that call wherever it runs, so it could not compute the same."""
+    calls = [n for s in body for n in ir.walk(s) if isinstance(n, ir.HostCall)]
+    returned = {w: c for c in calls for w in c.writes}
+    if not returned:
+        return
+    for s in body:
+        for n in ir.walk(s):
+            if isinstance(n, ir.HostCall):
+                continue
+            exprs: list[object] = [n.value, *(n.target.index if isinstance(n.target, ir.Load) else ())] \
+                if isinstance(n, ir.Assign) else [n.cond] if isinstance(n, ir.If) else \
+                [n.start, n.stop, n.step] if isinstance(n, ir.Loop) else []
+            used = {v.name for e in exprs for v in ir.walk(e) if isinstance(v, Var)} & returned.keys()
+            if used:
+                v = sorted(used)[0]
+                raise Unsupported(f"{name} uses {v}, which CALL {returned[v].routine.upper()} sets: the translation"
+                                  " does not make that call where it runs, so it stays host code")
 
 
 def _deferred(n: str, dtype: DType, dims: list[tuple[ir.Expr, ir.Expr | None]],

@@ -351,3 +351,23 @@ end subroutine""", "t.f90", fixed_form=False).kernels[0]
     src = text.files[text.entry]
     # the scalar k is declared where it is first assigned, outside the DO k loop, which has its own
     assert src.index("int k = 1;") < src.index("for (int k = 1; k < m; ++k)")
+
+
+def test_a_value_a_host_call_returns_keeps_the_routine_on_the_host() -> None:
+    mods = {k.name: k for k in parse_source("""subroutine tstop(n, elapsed, start)
+  integer :: n
+  real(8) :: elapsed(n), start(n), t
+  call wtime(t)
+  elapsed(n) = elapsed(n) + t - start(n)
+end subroutine
+subroutine tick(n, a)
+  integer :: n, i
+  real(8) :: a(n), t
+  call wtime(t)
+  do i = 1, n
+    a(i) = 2.0d0 * a(i)
+  end do
+end subroutine""", "t.f90", fixed_form=False).kernels}
+    # the clock's value feeds the result: no translation can compute the same
+    assert isinstance(mods["tstop"], ir.Opaque) and "CALL WTIME sets" in mods["tstop"].reason
+    assert isinstance(mods["tick"], ir.Kernel)  # the value is not used: the call stays on the host
