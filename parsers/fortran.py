@@ -481,7 +481,8 @@ def _assemble(name: str, args: list[str], result_name: str | None, body: tuple[i
             if sym.dims is not None and sym.deferred:
                 params.append(ir.replace(_deferred(n, scope.type_of(n), sym.dims, extents), binding=sym.binding))
             elif not sym.binding.startswith("common:"):
-                params.append(ir.replace(_decl(n, scope, sym.dims), binding=sym.binding))
+                decl = ir.replace(_decl(n, scope, sym.dims), binding=sym.binding)
+                params.append(ir.replace(decl, allocatable=True) if sym.allocatable else decl)
             continue
         if sym is not None and sym.deferred:
             raise Unsupported(f"allocatable local array {n} of {name} is not allocated in {name}")

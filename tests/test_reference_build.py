@@ -493,3 +493,41 @@ def test_assumed_shape_arrays_with_their_extents(tmp_path: Path) -> None:
     assert r.ok, r.reason + r.log
     np.testing.assert_allclose(r.outputs["u"][:3], given["u"][:3] + 1, rtol=1e-15)
     np.testing.assert_array_equal(r.outputs["u"][3], given["u"][3])  # row 4: not the routine's
+
+
+ZERO_BASED = """module grid
+  implicit none
+  integer, parameter :: nx = 4
+  real(8), allocatable :: u(:, :)
+contains
+  subroutine setup()
+    allocate(u(0:nx, 2))
+  end subroutine
+  subroutine edge(s)
+    real(8) :: s
+    integer :: i
+    do i = 1, nx
+      u(i, 1) = u(i - 1, 2) + s
+    end do
+  end subroutine
+end module
+"""
+
+
+@pytest.mark.slow
+@needs_f2py
+def test_module_allocatable_gets_the_bounds_of_its_allocate(tmp_path: Path) -> None:
+    # u(0:nx, 2): the wrapper allocates it with lower bound 0 (an assignment would make it 1 and
+    # shift every element the routine reads)
+    paths = write(tmp_path, {"grid.f90": ZERO_BASED})
+    ks = kernels(paths, tmp_path)
+    u = ks["edge"].param("u")
+    assert isinstance(u, ir.Array) and u.allocatable and u.lower[0] == ir.Const(0, ir.DType.I32)
+    build = runners.build_reference(paths, [ks["edge"]], tmp_path, cache_dir=tmp_path / "cache")
+    assert build.ok and not build.failed, build.reason + build.log
+    given, r = run(build, ks["edge"], {}, tmp_path)
+    assert r.ok, r.reason + r.log
+    s = float(given["s"])
+    want = given["u"].copy()
+    want[1:, 0] = given["u"][:-1, 1] + s
+    np.testing.assert_allclose(r.outputs["u"], want, rtol=1e-15)

@@ -304,6 +304,7 @@ class Array:
     intent: Intent = Intent.IN
     lower: tuple[Expr, ...] = ()  # source lower bounds, for documentation and shims
     binding: str | None = None
+    allocatable: bool = False  # an ALLOCATABLE global: the program allocates it (with these bounds)
 
     @property
     def rank(self) -> int:

@@ -87,6 +87,18 @@ def _shape_of(p: ir.Array, name: str) -> str:
         return f"shape({name})"
 
 
+def _constant_bounds(p: ir.Array) -> str | None:
+    """``lo:hi`` per dimension where shape and lower bounds are constants, else None."""
+    try:
+        out = []
+        for k, e in enumerate(p.shape):
+            lo = int(ir.evaluate(p.lower[k], {})) if k < len(p.lower) else 1  # type: ignore[arg-type]
+            out.append(f"{lo}:{lo + int(ir.evaluate(e, {})) - 1}")  # type: ignore[arg-type]
+        return ", ".join(out)
+    except (KeyError, TypeError, ValueError, ArithmeticError):
+        return None
+
+
 def _extents(kernel: ir.Kernel) -> dict[str, list[str]]:
     """Assumed-shape and allocatable arrays -> the parameters giving their extents, in order
     (bound "extent:<array>:<k>": the caller passes size(array, k))."""
@@ -190,6 +202,10 @@ def wrapper(kernel: ir.Kernel, units: dict[str, str | None]) -> str:
             # poison a candidate sees too), and an unallocated ALLOCATABLE gets allocated
             if pn in extents:  # allocated here at the extents the case gives
                 pre += [f"  if (allocated({pn})) deallocate({pn})", f"  allocate({pn}({_bounds(p, extents[pn])}))",
+                        f"  {pn} = reshape({an}, shape({pn}))"]
+            elif p.allocatable and (fixed := _constant_bounds(p)) is not None:
+                # allocated with the bounds of the program's ALLOCATE (an assignment would make them 1)
+                pre += [f"  if (allocated({pn})) deallocate({pn})", f"  allocate({pn}({fixed}))",
                         f"  {pn} = reshape({an}, shape({pn}))"]
             else:
                 pre.append(f"  {pn} = reshape({an}, {_shape_of(p, pn)})")
