@@ -101,5 +101,5 @@ def python_lines(s: ir.HostCall, expr: Callable[[ir.Expr], str], where: str) -> 
         return [f"print({', '.join(expr(a) for a in s.args)})"]
     if s.kind == "stop":
         return [f"raise SystemExit({', '.join(expr(a) for a in s.args) or '0'})  # STOP ({where})"]
-    return [f"# CALL {s.routine.upper()}({', '.join(expr(a) for a in s.args)}) ({where}): a Fortran routine,"
+    return [f"pass  # CALL {s.routine.upper()}({', '.join(expr(a) for a in s.args)}) ({where}): a Fortran routine,"
             " not called from Python"]

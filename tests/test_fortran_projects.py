@@ -187,7 +187,14 @@ def test_host_calls_render_as_weak_calls_and_launcher_notes(tmp_path: Path) -> N
     assert "__attribute__((weak))" in cu.files[cu.entry] and "#include <cstdlib>" in cu.files[cu.entry]
     tr = get_renderer("triton", Schedule()).render(k, Schedule())
     py = tr.files[tr.entry]
-    assert "# CALL TIMER_START(3)" in py and "raise SystemExit(2)" in py
+    assert "pass  # CALL TIMER_START(3)" in py and "raise SystemExit(2)" in py
+    # the call alone under an IF: the launcher still compiles
+    mod = {k.name: k for k in parse_source("subroutine only(n, a)\n  logical :: t\n  integer :: n, i\n"
+                                           "  real(8) :: a(n)\n  t = n > 2\n  if (t) call tick(3)\n  do i = 1, n\n"
+                                           "    a(i) = 1.0d0\n  end do\nend subroutine\n", "o.f90",
+                                           fixed_form=False).kernels}
+    only = get_renderer("triton", Schedule()).render(analyze(mod["only"]), Schedule())
+    compile(only.files[only.entry], "only_triton.py", "exec")
     assert any("TIMER_START" in n for n in tr.notes)
 
 
