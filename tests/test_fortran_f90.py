@@ -257,3 +257,26 @@ def test_single_precision_literal_widened_keeps_its_value() -> None:
 end subroutine""", "lit")
     out = run(k, {}, {"a": np.zeros(2)})
     assert out["a"][0] == float(np.float32(0.7)) and out["a"][1] == 0.5 * float(np.float32(0.7))
+
+
+def test_directive_loop_relying_on_private_scratch_arrays_stays_serial() -> None:
+    # NPB SP's x_solve: !$omp parallel do over (k, j) with threadprivate scratch rows cv(i)
+    src = """subroutine solve(n, a, b)
+  integer :: n, i, k
+  real(8) :: a(n, n), b(n, n), cv(0:64)
+!$omp parallel do private(i)
+  do k = 1, n
+    do i = 1, n
+      cv(i) = 2.0d0 * a(i, k)
+    end do
+    do i = 1, n
+      b(i, k) = cv(i) + cv(i - 1)
+    end do
+  end do
+end subroutine"""
+    outer = loops(kernel(src, "solve"))[0]
+    assert outer.var == "k" and outer.kind is ir.LoopKind.SERIAL and "same elements of cv" in outer.reason
+    # the same directive over a loop writing its own elements is honoured
+    plain = src.replace("cv(i) = 2.0d0 * a(i, k)", "b(i, k) = 2.0d0 * a(i, k)").replace(
+        "b(i, k) = cv(i) + cv(i - 1)", "a(i, k) = b(i, k)")
+    assert loops(kernel(plain, "solve"))[0].kind is ir.LoopKind.PARALLEL

@@ -308,6 +308,14 @@ class _Ctx:
         if loop.reason.startswith("re-rolled"):
             notes.append(loop.reason)
         directive = loop.directive
+        scratch = _scratch_arrays(loop, set(scalars))
+        if directive and scratch:
+            # the source's parallel loop relies on per-thread copies of these arrays (PRIVATE or
+            # THREADPRIVATE): every iteration writes the same elements of them
+            return replace(loop, kind=LoopKind.SERIAL, reductions=(), private=(),
+                           reason=f"loop {v} is not parallel: every iteration writes the same elements of "
+                                  f"{', '.join(scratch)} (private per thread in the source's !${directive}, which "
+                                  "the translation does not do for arrays)")
         if directive:
             dred, dpriv = _directive_clauses(directive)
             known = {r.var for r in reductions}
@@ -561,6 +569,19 @@ def _update_op(value: Expr, name: str) -> str | None:
         if isinstance(node, Var) and node.name == name:
             return family
     return None
+
+
+def _scratch_arrays(loop: ir.Loop, assigned: set[str]) -> list[str]:
+    """Arrays the loop writes only at elements that do not depend on its variable (nor on a
+    scalar it assigns): each iteration overwrites the same ones (a scratch array)."""
+    found: dict[str, bool] = {}
+    varying = assigned | {loop.var}
+    for s in loop.body:
+        for n in ir.walk(s):
+            if isinstance(n, ir.Assign) and isinstance(n.target, Load):
+                moves = any(names_read(i) & varying for i in n.target.index)
+                found[n.target.array] = found.get(n.target.array, False) or moves
+    return sorted(a for a, moves in found.items() if not moves)
 
 
 def _directive_clauses(directive: str) -> tuple[list[tuple[str, str]], list[str]]:
