@@ -204,11 +204,24 @@ class StmtLowerer:
             controls = [(str(s.items[0]).lower(), s.items[1], s.items[2], s.items[3]) for s in specs]
             directive = "do concurrent"
         elif ctrl.items[1] is None:
-            raise Unsupported(f"DO WHILE at {self.ex.where()} cannot be lowered")
+            return self.do_while(ctrl, body_nodes, src_line)
         else:
             var, bounds = ctrl.items[1]
             controls = [(str(var).lower(), bounds[0], bounds[1], bounds[2] if len(bounds) > 2 else None)]
         return (self._nest(controls, body_nodes, directive, src_line),)
+
+    def do_while(self, ctrl: object, body_nodes: list[object], src_line: int) -> tuple[ir.Stmt, ...]:
+        """``DO WHILE (cond)``; the condition is evaluated before each iteration, so whatever
+        it needs computed (a reduction) is computed before the loop and again at the end of
+        each iteration."""
+        cond_node = ctrl.items[0]  # type: ignore[attr-defined]
+        if cond_node is None:
+            raise Unsupported(f"DO WHILE without a condition at {self.ex.where()} cannot be lowered")
+        cond = self.cond(cond_node)
+        pre = tuple(self.prelude)
+        self.prelude = []
+        body = self.block(body_nodes)
+        return pre + (ir.While(cond, body + pre, self.orig_line(src_line)),)
 
     def _nest(self, controls: list[tuple[str, object, object, object]], body_nodes: list[object],
               directive: str | None, src_line: int) -> ir.Loop:

@@ -18,7 +18,16 @@ from targets.base import CodeBuffer, Renderer
 from targets.host_calls import callable_from_c, cpp_lines, declaration, device_printf
 from translate import ir
 from translate.ir import DType
-from translate.schedule import DeviceExtern, DeviceNest, DeviceSerial, HostBlock, HostIf, HostLoop, Segment
+from translate.schedule import (
+    DeviceExtern,
+    DeviceNest,
+    DeviceSerial,
+    HostBlock,
+    HostIf,
+    HostLoop,
+    HostWhile,
+    Segment,
+)
 
 _TYPES = MappingProxyType({
     DType.F32: "float", DType.F64: "double", DType.I32: "int", DType.I64: "long long",
@@ -375,6 +384,10 @@ class CStyleRenderer(Renderer):
                 buf.line(f"// {self.where(s.line)}")
             with buf.block(self.for_header(s.var, s.start, s.stop, s.step)):
                 self.stmts(buf, s.body, host)
+        elif isinstance(s, ir.While):
+            buf.line(f"// DO WHILE at {self.where(s.line)}")
+            with buf.block(f"while ({self.expr(s.cond)})"):
+                self.stmts(buf, s.body, host)
         elif isinstance(s, ir.HostCall) and s.kind == "print" and not host:
             buf.line(device_printf(s, self.expr))
         elif isinstance(s, ir.HostCall):
@@ -459,6 +472,9 @@ class CStyleRenderer(Renderer):
                     buf.line("}")
             elif isinstance(seg, HostLoop):
                 with buf.block(self.for_header(seg.var, seg.start, seg.stop, seg.step)):
+                    self.host_segments(buf, seg.body)
+            elif isinstance(seg, HostWhile):
+                with buf.block(f"while ({self.expr(seg.cond)})"):
                     self.host_segments(buf, seg.body)
             elif isinstance(seg, DeviceNest):
                 self.launch_nest(buf, seg)

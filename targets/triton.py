@@ -56,6 +56,7 @@ from translate.schedule import (
     HostBlock,
     HostIf,
     HostLoop,
+    HostWhile,
     Schedule,
     Segment,
     scan_segment,
@@ -149,7 +150,7 @@ class _ModuleWriter:
                 if isinstance(seg, HostIf):
                     scan(seg.then)
                     scan(seg.orelse)
-                elif isinstance(seg, HostLoop):
+                elif isinstance(seg, (HostLoop, HostWhile)):
                     scan(seg.body)
                 elif isinstance(seg, DeviceExtern) and k + 1 < len(segs) and not self.library_matmul(seg):
                     nxt = segs[k + 1]
@@ -312,6 +313,13 @@ class _ModuleWriter:
                     self.segs(seg.body)
                     self.pending.fetch_all()
                 self.known.forget()
+            elif isinstance(seg, HostWhile):  # the condition is read on the host before every iteration
+                self.pending.fetch_all()
+                self.known.forget()
+                with out.block(f"while {self.host(seg.cond)}:"):
+                    self.segs(seg.body)
+                    self.pending.fetch_all()
+                self.known.forget()
             elif isinstance(seg, (DeviceNest, DeviceSerial)):
                 # a nest's reductions come back after its launch (add_kernel); a serial segment's
                 # results are copied in too (translate.schedule)
@@ -410,6 +418,11 @@ class _ModuleWriter:
         elif isinstance(s, ir.Loop):
             self.known.forget()
             with out.block(f"for {py_name(s.var)} in {self.host_range(s.start, s.stop, s.step)}:"):
+                self.host_stmts(s.body)
+            self.known.forget()
+        elif isinstance(s, ir.While):
+            self.known.forget()
+            with out.block(f"while {self.host(s.cond)}:"):
                 self.host_stmts(s.body)
             self.known.forget()
         elif isinstance(s, ir.Return):

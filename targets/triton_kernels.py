@@ -475,6 +475,8 @@ class NestEmitter(_Emitter):
 
     def stmt(self, s: ir.Stmt, mask: str) -> None:
         self.check_no_exit(s)
+        if isinstance(s, ir.While):
+            raise UnsupportedExpr(s, "a DO WHILE inside a parallel nest (each lane its own trip count)")
         self.dev.mask = mask
         body = self.out
         if isinstance(s, ir.Assign):

@@ -77,6 +77,10 @@ class SerialEmitter(_Emitter):
                 with body.block("else:"):
                     for t in s.orelse:
                         self.stmt(t)
+        elif isinstance(s, ir.While):
+            with body.block(f"while {self.dev.typed(s.cond, ir.DType.BOOL)}:"):
+                for t in s.body:
+                    self.stmt(t)
         elif isinstance(s, ir.Loop):
             var = py_name(s.var)
             step = fold(s.step)

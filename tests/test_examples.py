@@ -80,7 +80,7 @@ def test_custom_input_generator_gives_a_dominant_diagonal() -> None:
 
 def test_example_workflows_cover_what_they_should() -> None:
     ex = load(NUMERICS).workflows
-    assert set(ex) == {"blas1", "matvec", "matmul", "stencils", "recurrences"}
+    assert set(ex) == {"blas1", "matvec", "matmul", "stencils", "recurrences", "f90"}
     for wf in ex.values():
         assert wf.language == "fortran" and wf.targets == ["kokkos", "cuda", "triton"]
     assert ex["matvec"].region("dgemv_like").values["trans"] == ["N", "T", "c"]
@@ -89,6 +89,7 @@ def test_example_workflows_cover_what_they_should() -> None:
     assert ex["stencils"].preprocess.defines == {"ORDER": "2", "WEIGHTED_JACOBI": "1"}
     assert ex["stencils"].region("ideal_gas_like").inputs == {"density": "positive", "energy": "positive"}
     assert "ifirst" in routines(ex["recurrences"])  # the GO TO loop, expected to be unsupported
+    assert [f.name for f in ex["f90"].build_files()] == ["relax_timers.c"]  # linked into the reference
 
 
 def _compile(src: Path, tmp: Path, flags: list[str]) -> subprocess.CompletedProcess[str]:
@@ -107,8 +108,9 @@ def test_every_source_compiles_with_gfortran(tmp_path: Path) -> None:
             assert done.returncode == 0, f"{src}:\n{done.stderr}"
             assert "Error" not in done.stderr
             compiled.add(src)
-    # every source file of the example belongs to some workflow
-    assert compiled == set((NUMERICS / "src").resolve().iterdir())
+    # every source file of the example belongs to some workflow (C helpers to its build:)
+    helpers = {f.resolve() for wf in load(NUMERICS).workflows.values() for f in wf.build_files()}
+    assert compiled | helpers == set((NUMERICS / "src").resolve().iterdir())
 
 
 @pytest.mark.slow

@@ -280,3 +280,60 @@ end subroutine"""
     plain = src.replace("cv(i) = 2.0d0 * a(i, k)", "b(i, k) = 2.0d0 * a(i, k)").replace(
         "b(i, k) = cv(i) + cv(i - 1)", "a(i, k) = b(i, k)")
     assert loops(kernel(plain, "solve"))[0].kind is ir.LoopKind.PARALLEL
+
+
+DO_WHILE = """subroutine jacobi(n, a, b, tol, iters)
+  integer :: n, i, iters
+  real(8) :: a(n), b(n), tol, err
+  err = 2.0d0 * tol + 1.0d0
+  iters = 0
+  do while (err > tol .and. iters < 100)
+    do i = 2, n - 1
+      b(i) = 0.5d0 * (a(i - 1) + a(i + 1))
+    end do
+    err = 0.0d0
+    do i = 2, n - 1
+      err = max(err, abs(b(i) - a(i)))
+      a(i) = b(i)
+    end do
+    iters = iters + 1
+  end do
+end subroutine"""
+
+
+def test_do_while_convergence_loop_stays_on_the_host_around_device_nests() -> None:
+    from targets.base import get_renderer
+    from translate.schedule import HostWhile, Schedule, partition
+
+    k = kernel(DO_WHILE, "jacobi")
+    assert [lp.kind for lp in loops(k)] == [ir.LoopKind.PARALLEL, ir.LoopKind.PARALLEL]
+    assert any(isinstance(seg, HostWhile) for seg in partition(analyze(k)))
+    a = np.r_[1.0, np.zeros(6), 1.0]
+    out = run(k, {"n": 8, "tol": 1e-3}, {"a": a.copy(), "b": a.copy()})
+    want, iters = a.copy(), 0
+    while True:  # the same sweeps in numpy
+        b = want.copy()
+        b[1:-1] = 0.5 * (want[:-2] + want[2:])
+        err = np.abs(b[1:-1] - want[1:-1]).max()
+        want[1:-1], iters = b[1:-1], iters + 1
+        if err <= 1e-3 or iters >= 100:
+            break
+    assert int(out["iters"]) == iters and np.allclose(out["a"], want)
+    for target, text in (("kokkos", "while (err > tol && iters < 100) {"),
+                         ("triton", "while ((err > tol) and (iters < 100)):")):
+        r = get_renderer(target, Schedule()).render(analyze(k), Schedule())
+        assert text in r.files[r.entry]
+
+
+def test_a_do_while_inside_a_loop_keeps_that_loop_serial() -> None:
+    k = kernel("""subroutine per_row(n, m, a)
+  integer :: n, m, i
+  real(8) :: a(n, m)
+  do i = 1, n
+    do while (a(i, 1) > 1.0d0)
+      a(i, 1) = 0.5d0 * a(i, 1)
+    end do
+  end do
+end subroutine""", "per_row")
+    (outer,) = loops(k)
+    assert outer.kind is ir.LoopKind.SERIAL and "DO WHILE" in outer.reason

@@ -88,6 +88,9 @@ def _flow(stmts: tuple[ir.Stmt, ...], defined: set[str] | None, rbw: set[str], w
             for e in (s.start, s.stop, s.step):
                 use(e, defined)
             _flow(s.body, defined | {s.var}, rbw, written, arrays)
+        elif isinstance(s, ir.While):  # may not run: what it assigns is not definitely assigned
+            use(s.cond, defined)
+            _flow(s.body, set(defined), rbw, written, arrays)
         elif isinstance(s, ir.ErrorCall):
             for a in s.args:
                 use(a, defined)
@@ -133,6 +136,8 @@ class _Ctx:
             rest = [stmts[i + 1:], *cont]
             if isinstance(s, ir.If):
                 out.append(ir.If(s.cond, self.block(s.then, rest), self.block(s.orelse, rest)))
+            elif isinstance(s, ir.While):  # the next iteration runs the body again
+                out.append(replace(s, body=self.block(s.body, [s.body, *rest])))
             elif isinstance(s, ir.Loop):
                 out.extend(self.loop(s, rest))
             else:
@@ -283,6 +288,8 @@ class _Ctx:
         private: list[str] = []
         if any(isinstance(n, (ir.Return, ir.ErrorCall)) for s in loop.body for n in ir.walk(s)):
             reasons.append("it contains a return or an error call")
+        if any(isinstance(n, ir.While) for s in loop.body for n in ir.walk(s)):
+            reasons.append("it contains a DO WHILE (a trip count known only at run time)")
         host = sorted({n.routine.upper() for s in loop.body for n in ir.walk(s) if isinstance(n, ir.HostCall)})
         if host:
             reasons.append(f"it runs host code ({', '.join(host)})")
@@ -350,9 +357,9 @@ class _Ctx:
                         for m in ir.walk(e):
                             if isinstance(m, Load):
                                 reads.setdefault(m.array, []).append(m.index)
-                elif isinstance(n, (ir.If, ir.Loop, ir.ErrorCall)):
-                    exprs = [n.cond] if isinstance(n, ir.If) else list(n.args) if isinstance(n, ir.ErrorCall) \
-                        else [n.start, n.stop, n.step]
+                elif isinstance(n, (ir.If, ir.While, ir.Loop, ir.ErrorCall)):
+                    exprs = [n.cond] if isinstance(n, (ir.If, ir.While)) else list(n.args) \
+                        if isinstance(n, ir.ErrorCall) else [n.start, n.stop, n.step]
                     for e in exprs:
                         for m in ir.walk(e):
                             if isinstance(m, Load):
@@ -443,6 +450,9 @@ def _first_access(name: str, seq: tuple[ir.Stmt, ...]) -> str | None:
         elif isinstance(s, ir.Loop):
             if any(name in names_read(x) for x in (s.start, s.stop, s.step)) or \
                     _first_access(name, s.body) == "read":
+                return "read"
+        elif isinstance(s, ir.While):
+            if name in names_read(s.cond) or _first_access(name, s.body) == "read":
                 return "read"
         elif isinstance(s, ir.ErrorCall):
             return "read" if any(name in names_read(a) for a in s.args) else "end"
@@ -536,8 +546,8 @@ def _reduction(stmts: tuple[ir.Stmt, ...], name: str) -> str | None:
                 if this is None or (op is not None and this != op):
                     return None
                 op = this
-            elif isinstance(n, (ir.If, ir.Loop)):
-                exprs = [n.cond] if isinstance(n, ir.If) else [n.start, n.stop, n.step]
+            elif isinstance(n, (ir.If, ir.Loop, ir.While)):
+                exprs = [n.cond] if isinstance(n, (ir.If, ir.While)) else [n.start, n.stop, n.step]
                 if any(name in names_read(e) for e in exprs):
                     return None
             elif isinstance(n, ir.Assign) and name in names_read(n.value) | names_read(n.target):

@@ -216,6 +216,17 @@ class Loop:
 
 
 @dataclass(frozen=True)
+class While:
+    """``DO WHILE (cond)``: the body runs while ``cond`` holds (a convergence loop). It is
+    serial; the loops inside it are analysed as any others and run on the device from the
+    host side where the condition reads no array."""
+
+    cond: Expr
+    body: tuple[Stmt, ...]
+    line: int = 0
+
+
+@dataclass(frozen=True)
 class Return:
     """Early return from the routine (host side)."""
 
@@ -274,7 +285,7 @@ class Extern:
 
 EXTERN_OPS = ("matmul", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d")
 
-Stmt = Assign | If | Loop | Return | ErrorCall | HostCall | Extern
+Stmt = Assign | If | Loop | While | Return | ErrorCall | HostCall | Extern
 
 # -------------------------------------------------------------- declarations
 
@@ -487,6 +498,8 @@ def dump(node: object, indent: int = 0) -> str:
         return "\n".join(lines)
     if isinstance(node, Assign):
         return f"{pad}{expr_str(node.target)} = {expr_str(node.value)}"
+    if isinstance(node, While):
+        return "\n".join([f"{pad}while {expr_str(node.cond)}:", *(dump(s, indent + 1) for s in node.body)])
     if isinstance(node, Return):
         return f"{pad}return"
     if isinstance(node, ErrorCall):

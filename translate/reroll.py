@@ -40,7 +40,8 @@ def _plus(var: str, dtype: ir.DType, j: int) -> dict[str, ir.Expr]:
 
 def _shifted(stmt: ir.Stmt, var: str, dtype: ir.DType, j: int) -> ir.Stmt:
     moved = ir.substitute(stmt, _plus(var, dtype, j))
-    assert isinstance(moved, ir.Assign | ir.If | ir.Loop | ir.Return | ir.ErrorCall | ir.HostCall | ir.Extern)
+    assert isinstance(moved, ir.Assign | ir.If | ir.Loop | ir.While | ir.Return | ir.ErrorCall | ir.HostCall
+                      | ir.Extern)
     return simplify_stmt(moved)
 
 

@@ -6,7 +6,8 @@ kernel's body into segments:
 
 * ``HostBlock``: scalar-only statements (argument checks, quick returns, error
   calls, scalar arithmetic); they touch no array and run on the host side.
-* ``HostIf`` / ``HostLoop``: host control flow around device work. A serial
+* ``HostIf`` / ``HostLoop`` / ``HostWhile``: host control flow around device work (a DO
+  WHILE whose condition reads no array stays on the host around its nests). A serial
   loop stays on the host when the array-reading scalar work of its body can
   move into the nests it launches (``translate.sinking``: sunk assignments,
   and branches on array values such as BLAS's ``IF (X(JX).NE.ZERO)`` as
@@ -181,6 +182,14 @@ class HostIf:
 
 
 @dataclass(frozen=True)
+class HostWhile:
+    """A DO WHILE on the host, launching the device work of its body each iteration."""
+
+    cond: ir.Expr
+    body: tuple[Segment, ...]
+
+
+@dataclass(frozen=True)
 class HostLoop:
     var: str
     start: ir.Expr
@@ -218,7 +227,7 @@ class DeviceExtern:
     line: int
 
 
-Segment = HostBlock | HostIf | HostLoop | DeviceNest | DeviceSerial | DeviceExtern
+Segment = HostBlock | HostIf | HostLoop | HostWhile | DeviceNest | DeviceSerial | DeviceExtern
 
 
 # ----------------------------------------------------------------- schedules
@@ -318,6 +327,8 @@ def host_scalars(kernel: ir.Kernel, segments: Iterable[Segment]) -> tuple[str, .
         elif isinstance(seg, HostLoop):
             used |= scalar_reads(seg.start) | scalar_reads(seg.stop) | scalar_reads(seg.step)
             host_loop_vars.add(seg.var)
+        elif isinstance(seg, HostWhile):
+            used |= scalar_reads(seg.cond)
         elif isinstance(seg, DeviceNest):
             used |= set(seg.scalars_in) | ir.reduced(seg.reductions)
         elif isinstance(seg, DeviceSerial):
@@ -351,7 +362,7 @@ def walk_segments(segments: Iterable[Segment]) -> Iterator[Segment]:
         if isinstance(seg, HostIf):
             yield from walk_segments(seg.then)
             yield from walk_segments(seg.orelse)
-        elif isinstance(seg, HostLoop):
+        elif isinstance(seg, (HostLoop, HostWhile)):
             yield from walk_segments(seg.body)
 
 
@@ -430,6 +441,9 @@ class _Partitioner:
             if kind == "hostif":
                 assert isinstance(s, ir.If)
                 segs.append(HostIf(s.cond, self.stmts(s.then, live), self.stmts(s.orelse, live)))
+            elif kind == "hostwhile":
+                assert isinstance(s, ir.While)
+                segs.append(HostWhile(s.cond, _merge_host(list(self.stmts(s.body, live | scalar_reads(s))))))
             elif kind == "extern":
                 assert isinstance(s, ir.Extern)
                 segs.append(DeviceExtern(self.name("extern"), s, s.line))
@@ -453,6 +467,9 @@ class _Partitioner:
         if isinstance(s, ir.If):
             if not arrays_touched(s.cond) and (has_parallel(s) or has_exit(s)):
                 return "hostif"
+        elif isinstance(s, ir.While):
+            if not arrays_touched(s.cond) and (has_parallel(s) or has_exit(s)):
+                return "hostwhile"
         elif isinstance(s, ir.Loop) and not header_arrays(s):
             if s.scan:
                 return "scan"

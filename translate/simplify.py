@@ -53,6 +53,8 @@ def simplify_stmt(stmt: ir.Stmt) -> ir.Stmt:
     if isinstance(stmt, ir.Loop):
         return replace(stmt, start=simplify(stmt.start), stop=simplify(stmt.stop), step=simplify(stmt.step),
                        body=simplify_body(stmt.body))
+    if isinstance(stmt, ir.While):
+        return replace(stmt, cond=simplify(stmt.cond), body=simplify_body(stmt.body))
     if isinstance(stmt, ir.ErrorCall):
         return ir.ErrorCall(stmt.routine, tuple(simplify(a) for a in stmt.args))
     if isinstance(stmt, ir.HostCall):

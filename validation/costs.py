@@ -194,7 +194,8 @@ class _Counter:
         # a condition on array data is not followed: both arms are costed
         self.data = {id(n) for n in nodes
                      if isinstance(n, ir.If) and (_has_load(n.cond) or scalar_reads(n.cond) & data)}
-        self.assigned = {id(n): scalar_writes(n) | loop_vars(n) for n in nodes if isinstance(n, ir.If | ir.Loop)}
+        self.assigned = {id(n): scalar_writes(n) | loop_vars(n) for n in nodes
+                         if isinstance(n, ir.If | ir.Loop | ir.While)}
         self.varies = {id(n) for n in nodes if isinstance(n, ir.Loop) and self._varies(n)}
 
     def _varies(self, lp: ir.Loop) -> bool:
@@ -212,7 +213,7 @@ class _Counter:
                 return True
         return False
 
-    def forget(self, env: dict[str, Any], node: ir.If | ir.Loop) -> None:
+    def forget(self, env: dict[str, Any], node: ir.If | ir.Loop | ir.While) -> None:
         """Drop the scalars ``node`` assigns: their values after it are not followed."""
         for name in self.assigned[id(node)]:
             env.pop(name, None)
@@ -243,6 +244,11 @@ class _Counter:
             return self.extern(s, env), False
         if isinstance(s, ir.If):
             return self.branch(s, env, mult)
+        if isinstance(s, ir.While):  # its trip count is known only when it runs: one iteration counted
+            f, _ = self.block(s.body, dict(env), mult)
+            self.estimate = True
+            self.forget(env, s)
+            return f, False
         return self.loop(s, env, mult)
 
     def value(self, e: ir.Expr, env: Mapping[str, Any]) -> Any:

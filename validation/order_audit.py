@@ -160,6 +160,16 @@ class _Interp:
             return lambda: then() if cond() else orelse()
         if isinstance(s, ir.Loop):
             return self.loop(s)
+        if isinstance(s, ir.While):
+            test, body = self.expr(s.cond), self.block(s.body)
+
+            def repeat() -> None:
+                for _ in range(MAX_STEPS):
+                    if not test():
+                        return
+                    body()
+                raise _Skip("a DO WHILE ran past the audit's step limit")
+            return repeat
         if isinstance(s, (ir.Return, ir.ErrorCall)) or (isinstance(s, ir.HostCall) and s.kind == "stop"):
             def leave() -> None:
                 raise _Exit
