@@ -26,11 +26,13 @@ def kernel(src: str, name: str) -> ir.Kernel:
     return k
 
 
-def run(k: ir.Kernel, scalars: dict, arrays: dict) -> dict:
-    """The kernel's outputs by executing its IR (locals, such as temporaries, start at zero)."""
+def run(k: ir.Kernel, scalars: dict, arrays: dict, reverse: bool = False) -> dict:
+    """The kernel's outputs by executing its analysed IR (locals, such as temporaries, start at
+    zero); ``reverse``: its parallel loops backwards."""
+    a = analyze(k)
     env = {p.name: np.zeros([int(ir.evaluate(e, scalars)) for e in p.shape], order="F")
-           for p in k.locals if isinstance(p, ir.Array)}
-    out, _ = _execute(analyze(k), scalars, {**env, **arrays}, reverse=False)
+           for p in a.locals if isinstance(p, ir.Array)}
+    out, _ = _execute(a, scalars, {**env, **arrays}, reverse=reverse)
     return out
 
 
@@ -337,3 +339,61 @@ def test_a_do_while_inside_a_loop_keeps_that_loop_serial() -> None:
 end subroutine""", "per_row")
     (outer,) = loops(k)
     assert outer.kind is ir.LoopKind.SERIAL and "DO WHILE" in outer.reason
+
+
+RESID = """subroutine resid(n1, n2, n3, u, r)
+  integer :: n1, n2, n3, i1, i2, i3
+  real(8) :: u(n1, n2, n3), r(n1, n2, n3)
+  real(8) :: u1(n1), u2(n1)
+  do i3 = 2, n3 - 1
+    do i2 = 2, n2 - 1
+      do i1 = 1, n1
+        u1(i1) = u(i1, i2 - 1, i3) + u(i1, i2 + 1, i3)
+        u2(i1) = u(i1, i2, i3 - 1) + u(i1, i2, i3 + 1)
+      end do
+      do i1 = 2, n1 - 1
+        r(i1, i2, i3) = u(i1, i2, i3) - 0.25d0 * (u2(i1) + u1(i1 - 1) + u1(i1 + 1))
+      end do
+    end do
+  end do
+end subroutine"""
+
+
+def test_scratch_rows_filled_before_use_get_a_copy_per_iteration() -> None:
+    # NPB MG's resid: u1, u2 are filled and consumed inside each (i2, i3) iteration
+    k = kernel(RESID, "resid")
+    outer, mid = loops(k)[:2]
+    assert outer.kind is ir.LoopKind.PARALLEL and mid.kind is ir.LoopKind.PARALLEL
+    assert "one copy per iteration" in outer.reason
+    u1 = next(d for d in analyze(k).locals if d.name == "u1")
+    assert isinstance(u1, ir.Array) and len(u1.shape) == 3  # (n1, copies along i2, copies along i3)
+    rng = np.random.default_rng(2)
+    u = np.asfortranarray(rng.standard_normal((6, 5, 4)))
+    sizes = {"n1": 6, "n2": 5, "n3": 4}
+    fwd = run(k, sizes, {"u": u, "r": np.zeros((6, 5, 4), order="F")})
+    bwd = run(k, sizes, {"u": u, "r": np.zeros((6, 5, 4), order="F")}, reverse=True)
+    want = np.zeros((6, 5, 4))
+    for i3 in range(1, 3):
+        for i2 in range(1, 4):
+            u1v = u[:, i2 - 1, i3] + u[:, i2 + 1, i3]
+            u2v = u[:, i2, i3 - 1] + u[:, i2, i3 + 1]
+            want[1:-1, i2, i3] = u[1:-1, i2, i3] - 0.25 * (u2v[1:-1] + u1v[:-2] + u1v[2:])
+    assert np.allclose(fwd["r"], want) and np.array_equal(fwd["r"], bwd["r"])
+
+
+def test_a_scratch_array_read_before_it_is_filled_stays_shared() -> None:
+    k = kernel("""subroutine carried(n, m, a)
+  integer :: n, m, i, j
+  real(8) :: a(n, m), w(m)
+  do i = 1, n
+    do j = 2, m
+      w(j) = a(i, j) + w(j - 1)
+    end do
+    do j = 1, m
+      a(i, j) = w(j)
+    end do
+  end do
+end subroutine""", "carried")
+    # w(1) is never written in an iteration: it carries the previous row's values
+    assert loops(k)[0].kind is ir.LoopKind.SERIAL
+    assert all(len(d.shape) == 1 for d in analyze(k).locals if isinstance(d, ir.Array))

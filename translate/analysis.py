@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from translate import argreduce, condreduce, interchange, ir
+from translate import argreduce, condreduce, interchange, ir, privatize
 from translate.ir import BinOp, Call, Const, DType, Expr, Load, LoopKind, Var
 from translate.irquery import fresh_name
 from translate.reroll import reroll
@@ -32,7 +32,9 @@ def analyze(kernel: ir.Kernel) -> ir.Kernel:
     kernel = reroll(kernel)  # manually unrolled loops back to unit steps (translate.reroll)
     ctx = _Ctx(kernel)
     body = ctx.block(kernel.body, [])
-    return replace(kernel, body=body, locals=kernel.locals + tuple(ctx.temps))
+    locals_ = tuple(replace(d, shape=d.shape + tuple(ctx.copies[d.name])) if d.name in ctx.copies else d
+                    for d in kernel.locals)
+    return replace(kernel, body=body, locals=locals_ + tuple(ctx.temps))
 
 
 def loop_report(kernel: ir.Kernel) -> list[dict[str, object]]:
@@ -127,6 +129,9 @@ class _Ctx:
         self.arrays = {p.name for p in k.params + k.locals if isinstance(p, ir.Array)}
         self.temps: list[ir.Scalar] = []  # scalars the analysis introduces (translate.argreduce)
         self.pair_scans = True  # off while a loop is analysed with the scans inside it whole
+        # local arrays given one copy per iteration of a loop (translate.privatize): the extents added
+        self.copies: dict[str, list[Expr]] = {}
+        self.enclosing: list[str] = []  # the variables of the loops around the one analysed
 
     # statements, with the continuation (what runs afterwards) for liveness
 
@@ -161,7 +166,11 @@ class _Ctx:
     def loop(self, loop: ir.Loop, cont: list[tuple[ir.Stmt, ...]]) -> list[ir.Stmt]:
         inner_cont = [loop.body, *cont]
         mark = len(self.temps)
-        body = self.block(loop.body, inner_cont)
+        self.enclosing.append(loop.var)
+        try:
+            body = self.block(loop.body, inner_cont)
+        finally:
+            self.enclosing.pop()
         if len(self.temps) > mark:  # a scan inside became a pair reduction (scan_as_pair)
             whole = self.analysed_whole(loop, cont)
             if whole is not None:  # this loop is parallel with its scans whole: each thread reads once
@@ -169,10 +178,30 @@ class _Ctx:
                 return whole
         loop = replace(loop, body=body)
         loop, after = self.inductions(loop, cont)
-        classified = self.swappable(self.classify(loop, cont), cont)
+        classified = self.swappable(self.privatized(loop, self.classify(loop, cont), cont), cont)
         if classified.kind is LoopKind.SERIAL and self.pair_scans:
             return [*(self.scan_as_pair(classified, cont) or [classified]), *after]
         return [classified, *after]
+
+    def privatized(self, loop: ir.Loop, classified: ir.Loop, cont: list[tuple[ir.Stmt, ...]]) -> ir.Loop:
+        """A serial loop whose scratch arrays, one copy per iteration, make it parallel
+        (translate.privatize); else ``classified`` as it is."""
+        if classified.kind is not LoopKind.SERIAL:
+            return classified
+        arrays = {d.name: d for d in self.kernel.locals if isinstance(d, ir.Array)}
+        outside = {a for a in arrays if _accesses(self.kernel.body, a) != _accesses(loop.body, a)}
+        names = privatize.candidates(loop, arrays, set(self.enclosing), outside)
+        if not names:
+            return classified
+        again = self.classify(privatize.expand(loop, names), cont)
+        if again.kind is not LoopKind.PARALLEL:
+            return classified
+        trip = privatize.trip_count(loop)
+        assert trip is not None
+        for n in names:
+            self.copies.setdefault(n, []).append(trip)
+        return replace(again, reason=f"{again.reason}; {', '.join(names)}: one copy per iteration (filled before"
+                                     " it is read in each)")
 
     def analysed_whole(self, loop: ir.Loop, cont: list[tuple[ir.Stmt, ...]]) -> list[ir.Stmt] | None:
         """``loop`` analysed with the scans inside it kept whole, if it is then parallel (each of
@@ -579,6 +608,10 @@ def _update_op(value: Expr, name: str) -> str | None:
         if isinstance(node, Var) and node.name == name:
             return family
     return None
+
+
+def _accesses(stmts: tuple[ir.Stmt, ...], array: str) -> int:
+    return sum(1 for s in stmts for n in ir.walk(s) if isinstance(n, Load) and n.array == array)
 
 
 def _scratch_arrays(loop: ir.Loop, assigned: set[str]) -> list[str]:

@@ -223,8 +223,16 @@ def audit_order(kernel: ir.Kernel, scalars: Mapping[str, Any], arrays: Mapping[s
     ``None`` when it does not, or when the audit cannot run here."""
     if not any(isinstance(n, ir.Loop) and n.kind == ir.LoopKind.PARALLEL for s in kernel.body for n in ir.walk(s)):
         return None
-    if any(isinstance(p, ir.Array) for p in kernel.locals):
-        return None  # local arrays: not modelled
+    local = {}
+    for p in kernel.locals:  # local arrays (temporaries, per-iteration copies) start as NaN in both runs
+        if isinstance(p, ir.Array):
+            try:
+                shape = tuple(max(1, int(ir.evaluate(e, scalars))) for e in p.shape)  # type: ignore[arg-type]
+            except (KeyError, TypeError, ValueError, ArithmeticError):
+                return None
+            local[p.name] = np.full(shape, np.nan if p.dtype.is_float else 0,
+                                    dtype=np.dtype(p.dtype.numpy), order="F" if p.layout == ir.Layout.LEFT else "C")
+    arrays = {**arrays, **local}
     try:
         forward, _ = _execute(kernel, scalars, arrays, reverse=False)
         backward, loops = _execute(kernel, scalars, arrays, reverse=True)
