@@ -31,6 +31,7 @@ _LOOP_DIRECTIVE = re.compile(
     r"|acc\s+(parallel\s+loop|kernels\s+loop|loop|serial\s+loop))\b", re.I)
 _INLINE_MAX_STMTS = 12
 _INLINE_MAX_LOOP_STMTS = 60  # a callee with loops, passed whole arrays: inlined up to this many statements
+_INLINE_MAX_ARRAY_STMTS = 300  # a callee without loops passed arrays (an unrolled 5x5 block solve)
 
 Resolver = Callable[[str], "ir.Kernel | ir.Opaque | None"]
 
@@ -433,7 +434,9 @@ class StmtLowerer:
         nodes = [n for s in body for n in ir.walk(s) if isinstance(n, (ir.Assign, ir.If, ir.Loop, ir.Return,
                                                                          ir.ErrorCall, ir.HostCall))]
         has_loops = any(isinstance(n, ir.Loop) for n in nodes)
-        limit = _INLINE_MAX_LOOP_STMTS if has_loops else _INLINE_MAX_STMTS
+        takes_arrays = any(isinstance(p, ir.Array) and p.binding is None for p in callee.params)
+        limit = _INLINE_MAX_LOOP_STMTS if has_loops else _INLINE_MAX_ARRAY_STMTS if takes_arrays \
+            else _INLINE_MAX_STMTS
         if any(isinstance(n, (ir.Return, ir.ErrorCall)) for n in nodes):
             raise Unsupported(f"call to {name.upper()} not inlined ({where}): it returns early or reports errors")
         if len(nodes) > limit:
@@ -525,27 +528,43 @@ class StmtLowerer:
 
     def _array_arg(self, p: ir.Array, a: object, name: str, where: str, mapping: dict[str, Expr],
                    callee: ir.Kernel) -> tuple[str, tuple[Expr, ...]]:
-        """The caller's array for a dummy array and the shift of each index: a whole array of the
-        same rank whose leading extents are the callee's (the last may differ: sequence
-        association lets a callee declare ``x(*)`` or a shorter last extent)."""
-        if not isinstance(a, F.Name):
+        """The caller's array for a dummy array, and the offset of each dimension (0-based) plus the
+        fixed indices of the caller's further dimensions. Arguments are associated by storage
+        position: a whole array, or an element (``lhs(1, 1, bb, i)``: the callee's array starts
+        there), whose leading extents are the callee's, so that every element keeps its place
+        (the last dimension may be shorter: ``x(*)``)."""
+        if isinstance(a, F.Name):
+            arg, subs = str(a).lower(), None
+        elif isinstance(a, F.Part_Ref) and a.items[1] is not None and \
+                not any(isinstance(x, F.Subscript_Triplet) for x in a.items[1].items):
+            arg, subs = str(a.items[0]).lower(), list(a.items[1].items)
+        else:
             raise Unsupported(f"call to {name.upper()} not inlined ({where}): array argument '{a}'"
-                              " is not a whole array")
-        arg = str(a).lower()
+                              " is not a whole array or an element")
         sym = self.ex.scope.lookup(arg)
-        if sym is None or sym.dims is None or len(sym.dims) != p.rank:
+        if sym is None or sym.dims is None or (subs is None and len(sym.dims) != p.rank) or \
+                (subs is not None and (len(subs) != len(sym.dims) or p.rank > len(sym.dims))):
             raise Unsupported(f"call to {name.upper()} not inlined ({where}): array argument '{arg}' has another rank")
         self.ex.used.add(arg)
-        callee_lower = p.lower or tuple(Const(1, DType.I32) for _ in p.shape)
-        shift = tuple(simplify(sub(ir.substitute(cl, mapping), lo))  # type: ignore[arg-type]
-                      for cl, (lo, _) in zip(callee_lower, sym.dims, strict=True))
-        for k in range(p.rank - 1):
+        zero = Const(0, DType.I32)
+        starts = [zero] * len(sym.dims) if subs is None else \
+            [simplify(sub(coerce(self.ex.expr(x), DType.I32), lo)) for x, (lo, _) in zip(subs, sym.dims, strict=True)]
+        for k in range(p.rank):
             lo, hi = sym.dims[k]
             mine = simplify(ir.substitute(p.shape[k], mapping))  # type: ignore[arg-type]
-            if hi is None or simplify(sub(mine, add(sub(hi, lo), Const(1, DType.I32)))) != Const(0, DType.I32):
-                raise Unsupported(f"call to {name.upper()} not inlined ({where}): '{arg}' is laid out with other"
-                                  f" extents than {name.upper()} declares for {p.name}")
-        return arg, shift
+            if hi is None:
+                continue  # an assumed-size last dimension: any length
+            theirs = simplify(add(sub(hi, lo), Const(1, DType.I32)))
+            if k < p.rank - 1:
+                if starts[k] != zero or simplify(sub(mine, theirs)) != zero:
+                    raise Unsupported(f"call to {name.upper()} not inlined ({where}): '{arg}' is laid out with other"
+                                      f" extents than {name.upper()} declares for {p.name}")
+            elif subs is not None:
+                room = simplify(sub(sub(theirs, starts[k]), mine))
+                if not (isinstance(room, Const) and isinstance(room.value, int) and room.value >= 0):
+                    raise Unsupported(f"call to {name.upper()} not inlined ({where}): {p.name} may run past"
+                                      f" dimension {k + 1} of '{arg}'")
+        return arg, tuple(starts)
 
 
 def _rename_loops(node: object, tag: str, names: set[str]) -> object:
@@ -561,8 +580,12 @@ def _rename_loops(node: object, tag: str, names: set[str]) -> object:
 
 def _rename_arrays(node: object, arrays: dict[str, tuple[str, tuple[Expr, ...]]]) -> object:
     if isinstance(node, Load) and node.array in arrays:
+        # the callee's 0-based index plus the offset where the argument starts; the caller's further
+        # dimensions (an element argument) at the element's indices
         new, shift = arrays[node.array]
-        index = tuple(simplify(add(_rename_arrays(i, arrays), s)) for i, s in zip(node.index, shift, strict=True))
+        rank = len(node.index)
+        index = tuple(simplify(add(_rename_arrays(i, arrays), s)) for i, s in zip(node.index, shift[:rank],
+                                                                                strict=True)) + shift[rank:]
         return Load(new, index, node.dtype)  # type: ignore[arg-type]
     if not hasattr(node, "__dataclass_fields__") or isinstance(node, (ir.Origin, ir.Reduction)):
         return node

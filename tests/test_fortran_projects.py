@@ -378,3 +378,47 @@ end subroutine""", "t.f90", fixed_form=False).kernels}
     # the clock's value feeds the result: no translation can compute the same
     assert isinstance(mods["tstop"], ir.Opaque) and "CALL WTIME sets" in mods["tstop"].reason
     assert isinstance(mods["tick"], ir.Kernel)  # the value is not used: the call stays on the host
+
+
+def test_inlined_array_arguments_are_associated_by_storage_position() -> None:
+    mods = {k.name: k for k in parse_source("""subroutine first(m, x)
+  integer :: m
+  real(8) :: x(m)
+  x(1) = 5.0d0
+end subroutine
+subroutine caller(n, u)
+  integer :: n
+  real(8) :: u(0:n+1)
+  call first(n + 2, u)
+end subroutine
+subroutine blk(a, b)
+  real(8) :: a(5, 5), b(5)
+  integer :: i
+  do i = 1, 5
+    b(i) = b(i) - a(i, i)
+  end do
+end subroutine
+subroutine user(n, lhs, rhs)
+  integer :: n, i
+  real(8) :: lhs(5, 5, 3, n), rhs(5, n)
+  do i = 1, n
+    call blk(lhs(1, 1, 2, i), rhs(1, i))
+  end do
+end subroutine
+subroutine midrow(n, lhs, rhs)
+  integer :: n
+  real(8) :: lhs(5, 5, 3, n), rhs(5, n)
+  call blk(lhs(2, 1, 2, 1), rhs(1, 1))
+end subroutine""", "a.f90", fixed_form=False).kernels}
+    # x(1) is the first element of u(0:n+1): u(0), position 0
+    assert lowered(mods, "caller").body[-1] == ir.Assign(ir.Load("u", (ir.Const(0, ir.DType.I32),), ir.DType.F64),
+                                                         ir.Const(5.0, ir.DType.F64))
+    # blk's a(i, i) is lhs(i, i, 2, i_outer), its b(i) is rhs(i, i_outer)
+    k = lowered(mods, "user")
+    inner = next(n for s in k.body for n in ir.walk(s) if isinstance(n, ir.Loop) and n.var == "blk1_i")
+    loads = {n for n in ir.walk(inner.body[0]) if isinstance(n, ir.Load)}
+    i, j = ir.Var("blk1_i", ir.DType.I32), ir.Var("i", ir.DType.I32)
+    assert ir.Load("lhs", (i, i, ir.Const(1, ir.DType.I32), j), ir.DType.F64) in loads
+    assert ir.Load("rhs", (i, j), ir.DType.F64) in loads
+    # an element in the middle of a column: blk's columns would straddle lhs's
+    assert isinstance(mods["midrow"], ir.Opaque) and "other extents" in mods["midrow"].reason
