@@ -147,19 +147,28 @@ class StmtLowerer:
             raise Unsupported(f"non-logical IF condition at {self.ex.where()}")
         return simplify(c)
 
-    def if_construct(self, node: object) -> tuple[ir.Stmt, ...]:
-        children = list(node.children)  # type: ignore[attr-defined]
-        arms: list[tuple[Expr | None, list[object]]] = []
-        for child in children:
-            if isinstance(child, (F.If_Then_Stmt, F.Else_If_Stmt)):
-                self.ex.line = child.item.span[0]
-                arms.append((self.cond(child.items[0]), []))
-            elif isinstance(child, F.Else_Stmt):
+    def construct_arms(self, node: object, openers: tuple[type, ...], plain: type,
+                       end: type) -> list[tuple[object | None, list[object]]]:
+        """The arms of an IF or WHERE construct: (the condition node, None for the plain ELSE or
+        ELSEWHERE; the statements of the arm)."""
+        arms: list[tuple[object | None, list[object]]] = []
+        for child in node.children:  # type: ignore[attr-defined]
+            if isinstance(child, openers):
+                arms.append((child, []))
+            elif isinstance(child, plain):
                 arms.append((None, []))
-            elif isinstance(child, F.End_If_Stmt) or not arms:
+            elif isinstance(child, end) or not arms:
                 continue
             else:
                 arms[-1][1].append(child)
+        return arms
+
+    def if_construct(self, node: object) -> tuple[ir.Stmt, ...]:
+        arms: list[tuple[Expr | None, list[object]]] = []
+        for head, nodes in self.construct_arms(node, (F.If_Then_Stmt, F.Else_If_Stmt), F.Else_Stmt, F.End_If_Stmt):
+            if head is not None:
+                self.ex.line = head.item.span[0]  # type: ignore[attr-defined]
+            arms.append((self.cond(head.items[0]) if head is not None else None, nodes))  # type: ignore[attr-defined]
         pre = tuple(self.prelude)
         self.prelude = []
         return pre + (self._arms(arms, 0),)
@@ -366,18 +375,12 @@ class StmtLowerer:
         return arrays.where(self, [(mask, [stmt])])
 
     def where_construct(self, node: object) -> tuple[ir.Stmt, ...]:
-        arms: list[tuple[object | None, list[object]]] = []
-        for child in node.children:  # type: ignore[attr-defined]
-            if isinstance(child, (F.Where_Construct_Stmt, F.Masked_Elsewhere_Stmt)):
-                self.ex.line = child.item.span[0]
-                arms.append((child.items[0], []))
-            elif isinstance(child, F.Elsewhere_Stmt):
-                arms.append((None, []))
-            elif isinstance(child, F.End_Where_Stmt) or not arms:
-                continue
-            else:
-                arms[-1][1].append(child)
-        return arrays.where(self, arms)
+        arms = self.construct_arms(node, (F.Where_Construct_Stmt, F.Masked_Elsewhere_Stmt), F.Elsewhere_Stmt,
+                                   F.End_Where_Stmt)
+        if arms and arms[0][0] is not None:
+            self.ex.line = arms[0][0].item.span[0]  # type: ignore[attr-defined]
+        return arrays.where(self, [(head.items[0] if head is not None else None, nodes)  # type: ignore[attr-defined]
+                                   for head, nodes in arms])
 
     def output(self, node: object) -> tuple[ir.Stmt, ...]:
         """WRITE/PRINT of text and values: printed where the code runs (list-directed)."""

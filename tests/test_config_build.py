@@ -2,28 +2,17 @@
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
-import pytest
+from tests.test_config import errors
+from tests.test_config import project as config_project
+from translate.config import BuildConfig, load
 
-from translate.config import BuildConfig, ConfigError, load
+FILES = ("src/a.f90", "common/wtime.c", "common/timers.f90", "lib/libfoo.a", "notes.txt")
 
 
 def project(tmp_path: Path, yaml_text: str) -> Path:
-    for f in ("src/a.f90", "common/wtime.c", "common/timers.f90", "lib/libfoo.a", "notes.txt"):
-        p = tmp_path / f
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text("! file\n")
-    path = tmp_path / "workflows.yaml"
-    path.write_text(textwrap.dedent(yaml_text).lstrip("\n"))
-    return path
-
-
-def errors(path: Path) -> list[str]:
-    with pytest.raises(ConfigError) as exc:
-        load(path)
-    return str(exc.value).splitlines()
+    return config_project(tmp_path, yaml_text, FILES)
 
 
 def test_build_section(tmp_path: Path) -> None:
