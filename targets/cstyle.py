@@ -390,6 +390,8 @@ class CStyleRenderer(Renderer):
                 self.stmts(buf, s.body, host)
         elif isinstance(s, ir.HostCall) and s.kind == "print" and not host:
             buf.line(device_printf(s, self.expr))
+        elif isinstance(s, ir.HostCall) and s.kind == "call" and not host:
+            buf.line(f"// CALL {s.routine.upper()} ({self.where(s.line)}): not made from device code")
         elif isinstance(s, ir.HostCall):
             if not host:
                 raise self.unsupported(s, f"host code ({s.routine.upper()}) in device code")

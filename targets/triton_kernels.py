@@ -168,7 +168,7 @@ class _Emitter:
         return f"_kt_trip({lo}, {hi}, {st})", f"{lo} + ({st}) * {{k}}"
 
     def check_no_exit(self, s: ir.Stmt) -> None:
-        if isinstance(s, (ir.Return, ir.ErrorCall)) or (isinstance(s, ir.HostCall) and s.kind != "print"):
+        if isinstance(s, (ir.Return, ir.ErrorCall)) or (isinstance(s, ir.HostCall) and s.kind == "stop"):
             raise UnsupportedExpr(s, "return or error call inside device code")
 
     def header(self, name: str, extra: list[str]) -> None:

@@ -58,8 +58,9 @@ class SerialEmitter(_Emitter):
     def stmt(self, s: ir.Stmt) -> None:
         self.check_no_exit(s)
         body = self.out
-        if isinstance(s, ir.HostCall):  # output in device code: not kept (check_no_exit let only prints by)
-            body(f"pass  # output at line {s.line} ({s.routine}): a Triton kernel does not print it")
+        if isinstance(s, ir.HostCall):  # output or a call in device code: not kept (check_no_exit let no STOP by)
+            what = f"output ({s.routine})" if s.kind == "print" else f"CALL {s.routine.upper()}"
+            body(f"pass  # {what} at line {s.line}: not made from a Triton kernel")
             return
         if isinstance(s, ir.Assign):
             if isinstance(s.target, ir.Var):

@@ -422,3 +422,20 @@ end subroutine""", "a.f90", fixed_form=False).kernels}
     assert ir.Load("rhs", (i, j), ir.DType.F64) in loads
     # an element in the middle of a column: blk's columns would straddle lhs's
     assert isinstance(mods["midrow"], ir.Opaque) and "other extents" in mods["midrow"].reason
+
+
+def test_a_timer_call_inside_serial_device_code_is_not_made_there() -> None:
+    k = parse_source("""subroutine sweep(n, a)
+  integer :: n, i
+  real(8) :: a(n)
+  do i = 2, n
+    call timer_start(7)
+    a(i) = a(i) + a(i - 1)
+  end do
+end subroutine""", "s.f90", fixed_form=False).kernels[0]
+    assert isinstance(k, ir.Kernel)
+    for target, text in (("cuda", "// CALL TIMER_START (s.f90:5): not made from device code"),
+                         ("kokkos", "// CALL TIMER_START (s.f90:5): not made from device code"),
+                         ("triton", "pass  # CALL TIMER_START at line 5: not made from a Triton kernel")):
+        r = get_renderer(target, Schedule()).render(analyze(k), Schedule())
+        assert text in r.files[r.entry], target

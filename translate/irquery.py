@@ -86,9 +86,9 @@ def has_parallel(node: object) -> bool:
 
 
 def has_exit(node: object) -> bool:
-    """True when ``node`` contains a ``Return``, an ``ErrorCall`` or a host call or STOP
-    (host-only; output statements may run on the device)."""
-    return any(isinstance(n, (ir.Return, ir.ErrorCall)) or (isinstance(n, ir.HostCall) and n.kind != "print")
+    """True when ``node`` contains a ``Return``, an ``ErrorCall`` or a STOP (host-only). Output
+    may run on the device; a call left to the program (a timer) is not made from device code."""
+    return any(isinstance(n, (ir.Return, ir.ErrorCall)) or (isinstance(n, ir.HostCall) and n.kind == "stop")
                for n in ir.walk(node))
 
 
