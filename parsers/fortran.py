@@ -134,9 +134,16 @@ def parse_source(text: str, path: str = "source.f90", fixed_form: bool | None = 
 
 def _lowered(tree: object, f: SourceFile, project: _Project) -> list[ir.Kernel | ir.Opaque]:
     """The file's routines in source order; a main program is host code, kept as an Opaque
-    that names its contained procedures (they are routines of their own)."""
-    out: list[ir.Kernel | ir.Opaque] = []
+    that names its contained procedures (they are routines of their own). A unit that did not
+    parse is an Opaque with the syntax error."""
+    placed: list[tuple[int, list[ir.Kernel | ir.Opaque]]] = []
+    for bad in f.bad:
+        path, line = f.origin(bad.first)
+        placed.append((bad.first, [ir.Opaque(bad.name, "\n".join(f.lines[bad.first - 1:bad.last]),
+                                             f"{bad.kind.upper()} {bad.name} does not parse: {bad.reason}",
+                                             ir.Origin(path, line))]))
     for unit in top_units(tree):
+        out: list[ir.Kernel | ir.Opaque] = []
         if isinstance(unit, F.Module):
             out += [k for p in contained(unit) if (k := project.resolve(unit_name(p))) is not None]
         elif isinstance(unit, F.Main_Program):
@@ -148,7 +155,8 @@ def _lowered(tree: object, f: SourceFile, project: _Project) -> list[ir.Kernel |
             out += [k for n in inner if (k := project.resolve(n)) is not None]
         elif (k := project.resolve(unit_name(unit))) is not None:
             out.append(k)
-    return out
+        placed.append((first_line(unit), out))
+    return [k for _, ks in sorted(placed, key=lambda p: p[0]) for k in ks]
 
 
 # ------------------------------------------------------------- the project
@@ -157,6 +165,10 @@ def _lowered(tree: object, f: SourceFile, project: _Project) -> list[ir.Kernel |
 def _collect(parsed: list[tuple[SourceFile, object]], defaults: Defaults | None = None) -> _Project:
     """Module scopes in the order of their USEs (whatever the file order), then every routine."""
     project = _Project(defaults or Defaults())
+    for f, _ in parsed:
+        for bad in f.bad:
+            if bad.kind == "module":
+                project.broken_modules.setdefault(bad.name, f"module {bad.name} does not parse: {bad.reason}")
     defs: dict[str, tuple[object, SourceFile]] = {}
     for f, tree in parsed:
         for unit in top_units(tree):

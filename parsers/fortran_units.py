@@ -11,7 +11,7 @@ of their USEs.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from fparser.common.readfortran import FortranStringReader
@@ -29,15 +29,28 @@ INTRINSIC_MODULES = ("iso_fortran_env", "iso_c_binding", "omp_lib", "omp_lib_kin
 PROCEDURES = (F.Subroutine_Subprogram, F.Function_Subprogram)
 
 
+@dataclass(frozen=True)
+class BadUnit:
+    """A program unit of a file that fparser could not parse, parsed apart from the rest."""
+
+    kind: str  # subroutine | function | program | module
+    name: str
+    first: int  # its lines in the preprocessed text
+    last: int
+    reason: str
+
+
 @dataclass
 class SourceFile:
-    """One source file as the parser saw it: its (preprocessed) lines and where each came from."""
+    """One source file as the parser saw it: its (preprocessed) lines and where each came from;
+    ``bad``: the units that did not parse when the file as a whole did not."""
 
     rel: str
     pp: Preprocessed
     lines: list[str]
     root: Path
     fixed: bool = False
+    bad: list[BadUnit] = field(default_factory=list)
 
     def rel_of(self, name: str) -> str:
         p = Path(name)
@@ -101,21 +114,79 @@ def read(path: Path, root: Path, parser: object, include: list[Path], defines: d
     except ParseError as err:
         raise ParseError(rel if err.path == str(path.resolve()) else err.path, err.line, err.message) from err
     f = SourceFile(rel, pp, pp.text.splitlines(), root, fixed)
-    reader = FortranStringReader(pp.text, ignore_comments=False)
+    try:
+        return f, _parse(parser, pp.text, fixed, f)
+    except ParseError:
+        chunks = split_units(f.lines, fixed)
+        if len(chunks) < 2:
+            raise
+    # a bad unit costs that unit only: each unit parsed on its own (the others' lines blank, so
+    # every line keeps its number)
+    units: list[object] = []
+    for kind, name, first, last in chunks:
+        text = "\n".join(line if first <= k + 1 <= last else "" for k, line in enumerate(f.lines)) + "\n"
+        try:
+            units += top_units(_parse(parser, text, fixed, f))
+        except ParseError as err:
+            f.bad.append(BadUnit(kind, name, first, last, f"{err.path}:{err.line}: {err.message}"))
+    return f, ParsedUnits(units)
+
+
+@dataclass
+class ParsedUnits:
+    """The units of a file parsed one by one."""
+
+    children: list[object]
+
+
+def _parse(parser: object, text: str, fixed: bool, f: SourceFile) -> object:
+    reader = FortranStringReader(text, ignore_comments=False)
     reader.set_format(FortranFormat(not fixed, False))
     try:
         tree = parser(reader)  # type: ignore[operator]
     except FortranSyntaxError as err:
         m = re.search(r"at line (\d+)", str(err))
         line = int(m.group(1)) if m else 0
-        name, orig = f.origin(line) if line else (rel, 0)
+        name, orig = f.origin(line) if line else (f.rel, 0)
         detail = str(err).split("\n", 1)[-1].strip().lstrip(">").strip()
         raise ParseError(name, orig, f"Fortran syntax error: {detail}") from err
     except Exception as err:  # fparser raises assorted internal errors on bad input
-        raise ParseError(rel, 0, f"fparser could not parse the file: {err}") from err
+        raise ParseError(f.rel, 0, f"fparser could not parse the file: {err}") from err
     if tree is None:
-        raise ParseError(rel, 0, "empty or unparsable file")
-    return f, tree
+        raise ParseError(f.rel, 0, "empty or unparsable file")
+    return tree
+
+
+_PREFIX = r"(?:(?:recursive|pure|elemental|impure|module)\s+)*"
+_TYPE = r"(?:(?:integer|real|double\s*precision|logical|complex|character)(?:\s*\*\s*\d+|\s*\([^)]*\))?\s+)?"
+_HEADER = re.compile(rf"^\s*{_PREFIX}{_TYPE}(subroutine|function)\s+(\w+)|^\s*(program)\s+(\w+)"
+                     r"|^\s*(module)\s+(?!procedure\b)(\w+)\s*$", re.I)
+_END = re.compile(r"^\s*end\s*(?:(subroutine|function|program|module)(?:\s+\w+)?)?\s*$", re.I)
+
+
+def split_units(lines: list[str], fixed: bool) -> list[tuple[str, str, int, int]]:
+    """The top-level program units of a file's lines (kind, name, first and last line, 1-based),
+    found from their first and END statements: how a file fparser cannot parse is cut into
+    units that it may."""
+    out: list[tuple[str, str, int, int]] = []
+    depth, start, kind, name = 0, 0, "", ""
+    for k, raw in enumerate(lines, start=1):
+        if fixed and (raw[:1] in ("c", "C", "*", "!") or (len(raw) > 5 and raw[5] not in (" ", "0"))):
+            continue  # a comment or a continuation line
+        text = (raw[6:] if fixed else raw).split("!", 1)[0]
+        head = _HEADER.match(text)
+        if head is not None:
+            if depth == 0:
+                groups = [g for g in head.groups() if g]
+                start, kind, name = k, groups[0].lower(), groups[1].lower()
+            depth += 1
+            continue
+        end = _END.match(text)
+        if end is not None and depth > 0:
+            depth -= 1
+            if depth == 0:
+                out.append((kind, name, start, k))
+    return out
 
 
 def head(unit: object) -> object:

@@ -439,3 +439,34 @@ end subroutine""", "s.f90", fixed_form=False).kernels[0]
                          ("triton", "pass  # CALL TIMER_START at line 5: not made from a Triton kernel")):
         r = get_renderer(target, Schedule()).render(analyze(k), Schedule())
         assert text in r.files[r.entry], target
+
+
+def test_a_unit_that_does_not_parse_costs_that_unit_only(tmp_path: Path) -> None:
+    d = routines(tmp_path, {"u.f90": """module good
+  real(8), parameter :: c = 2.0d0
+end module good
+module worse
+  real(8) :: w = = 1
+end module worse
+subroutine fine(n, a)
+  use good
+  integer :: n, i
+  real(8) :: a(n)
+  do i = 1, n
+    a(i) = c * a(i)
+  end do
+end subroutine
+subroutine broken(n)
+  integer :: n
+  n = n +* 2
+end subroutine
+subroutine needs_worse(x)
+  use worse
+  real(8) :: x
+  x = w
+end subroutine
+"""})
+    assert isinstance(d["fine"], ir.Kernel)
+    assert isinstance(d["broken"], ir.Opaque) and "does not parse" in d["broken"].reason
+    assert d["broken"].origin == ir.Origin("u.f90", 15) and "u.f90:17" in d["broken"].reason
+    assert isinstance(d["needs_worse"], ir.Opaque) and "module worse does not parse" in d["needs_worse"].reason
