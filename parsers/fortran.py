@@ -30,7 +30,9 @@ from pathlib import Path
 from fparser.two import Fortran2003 as F
 from fparser.two.utils import walk
 
+from parsers import fortran_jumps as jumps
 from parsers.base import ParseError, Unsupported
+from parsers.fortran_effects import output_only
 from parsers.fortran_expr import ExprLowerer
 from parsers.fortran_scope import Defaults, Scope, UseAssoc, declare, predeclare_types, set_constant, type_spec
 from parsers.fortran_shapes import access_extents, assumed_extent, infer_intents
@@ -76,6 +78,7 @@ class _Project:
     broken_modules: dict[str, str] = field(default_factory=dict)  # module -> why it has no scope
     done: dict[str, ir.Kernel | ir.Opaque] = field(default_factory=dict)
     active: set[str] = field(default_factory=set)
+    effects: dict[str, bool] = field(default_factory=dict)  # routine -> output only
 
     def module_of(self, name: str) -> str:
         """Where a routine lives: its module, "program:NAME" inside a main program, "" otherwise."""
@@ -83,6 +86,15 @@ class _Project:
         if r is None or r.host is None:
             return ""
         return r.host.module_name or ""
+
+    def output_only(self, name: str) -> bool:
+        """Whether the routine's only effect is output (parsers/fortran_effects.py)."""
+        if name not in self.effects:
+            r = self.routines.get(name)
+            self.effects[name] = False  # while it is being decided (recursion)
+            if r is not None:
+                self.effects[name] = output_only(r.node, _declarations(r, self), self.resolve, self.output_only)
+        return self.effects[name]
 
     def resolve(self, name: str) -> ir.Kernel | ir.Opaque | None:
         if name in self.done:
@@ -412,7 +424,8 @@ def _lower(unit: object, name: str, r: _Routine, project: _Project, signature_on
             for p in walk(prefix):
                 if isinstance(p, F.Intrinsic_Type_Spec):
                     result_type = type_spec(p, ex)
-    sl = StmtLowerer(ex, f.lines, lambda line: f.origin(line)[1], project.resolve, project.module_of)
+    sl = StmtLowerer(ex, f.lines, lambda line: f.origin(line)[1], project.resolve, project.module_of,
+                     project.output_only)
     exec_nodes: list[object] = []
     for part in unit.children[1:]:  # type: ignore[attr-defined]
         if isinstance(part, F.Specification_Part):
@@ -437,7 +450,7 @@ def _lower(unit: object, name: str, r: _Routine, project: _Project, signature_on
     if signature_only:
         declared = {a for a in args if (sym := scope.lookup(a)) is not None and sym.intent is not None}
         return _conservative_intents(_assemble(name, args, result_name, (), scope, ex, sl, f, hd), declared)
-    body = sl.block(exec_nodes)
+    body = jumps.routine_body(sl, exec_nodes)
     if result_name is not None and result_name != name:
         body = tuple(ir.substitute(s, {result_name: Var(name, scope.type_of(result_name))})  # type: ignore[misc]
                      for s in body)
@@ -447,7 +460,7 @@ def _lower(unit: object, name: str, r: _Routine, project: _Project, signature_on
 
 def _assemble(name: str, args: list[str], result_name: str | None, body: tuple[ir.Stmt, ...], scope: Scope,
               ex: ExprLowerer, sl: StmtLowerer, f: SourceFile, hd: object) -> ir.Kernel:
-    notes: list[str] = []
+    notes: list[str] = list(sl.notes)
     declared: dict[str, ir.Intent] = {}
     params: list[ir.Decl] = []
     extents: list[tuple[str, int]] = []  # (array, dimension) whose extent the caller passes

@@ -269,8 +269,8 @@ def declare(stmt: object, scope: Scope, ex: ExprLowerer, module: bool = False) -
             raise Unsupported(f"generic {str(stmt.children[0]).strip()} at {ex.where(stmt)} cannot be lowered")
     elif isinstance(stmt, (F.Comment, F.Intrinsic_Stmt, F.Save_Stmt, F.Use_Stmt, F.Format_Stmt)):
         return
-    elif isinstance(stmt, F.Data_Stmt):
-        raise Unsupported(f"DATA statement at {ex.where(stmt)} cannot be lowered")
+    elif isinstance(stmt, F.Data_Stmt) and not module:
+        _data(stmt, scope, ex)
     else:
         raise Unsupported(f"{construct_name(stmt)} at {ex.where(stmt)} cannot be lowered")
 
@@ -353,6 +353,23 @@ def _type_decl(stmt: F.Type_Declaration_Stmt, scope: Scope, ex: ExprLowerer, mod
             # a constant while nothing assigns it (an assignment makes the routine unsupported:
             # the value would persist between calls)
             _set_param(sym, init.items[1], scope, ex)
+            sym.saved = ex.where(stmt)
+
+
+def _data(stmt: object, scope: Scope, ex: ExprLowerer) -> None:
+    """DATA giving local scalars their first value: like an initialised declaration, a
+    constant while nothing assigns it. Arrays, repeat counts and strings are not taken."""
+    for dset in walk(stmt, F.Data_Stmt_Set):
+        objects, values = (list(getattr(x, "items", ())) for x in dset.items)
+        if len(objects) != len(values) or not all(isinstance(o, F.Name) for o in objects):
+            raise Unsupported(f"DATA statement at {ex.where(stmt)} (arrays, implied-DO or repeat counts) cannot be"
+                              " lowered")
+        for obj, value in zip(objects, values, strict=True):
+            sym = scope.get(str(obj).lower())
+            if sym.dims is not None or sym.is_arg or sym.binding is not None or sym.dtype == DType.CHAR:
+                raise Unsupported(f"DATA statement at {ex.where(stmt)} giving '{sym.name}' (an array, argument,"
+                                  " global or string) cannot be lowered")
+            _set_param(sym, value, scope, ex)
             sym.saved = ex.where(stmt)
 
 

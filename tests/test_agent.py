@@ -1,11 +1,10 @@
-"""The LLM agents end to end: a workflow whose GO TO routine the compiler reports unsupported is
+"""The LLM agents end to end: a workflow whose arithmetic-IF routine the compiler reports unsupported is
 translated by the coder through a scripted OpenAI-compatible server on localhost, every answer
 gated by the anti-cheat check and validated; cheating answers are rejected, each with its rule."""
 
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,7 +14,21 @@ from tests.llm_server import ScriptedLLMServer
 from translate.cli import run_workflow
 from translate.config import load
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "fortran_numerics" / "src" / "search.f"
+# the examples' search written with an arithmetic IF, which the compiler refuses
+SEARCH = """      INTEGER FUNCTION IFIRST(N, X, T)
+      INTEGER N
+      DOUBLE PRECISION X(*), T
+      INTEGER I
+      I = 0
+   10 I = I + 1
+      IF (I - N) 30, 30, 20
+   30 IF (X(I).LE.T) GO TO 10
+      IFIRST = I
+      RETURN
+   20 IFIRST = N + 1
+      RETURN
+      END
+"""
 KEY_ENV = "KT_TEST_AGENT_KEY"
 SECRET = "sk-agent-test-5e1d"
 
@@ -78,7 +91,7 @@ def api_key(monkeypatch: pytest.MonkeyPatch) -> str:
 
 def _project(tmp: Path, agent: str) -> Path:
     (tmp / "src").mkdir(parents=True)
-    shutil.copy(EXAMPLE, tmp / "src" / "search.f")
+    (tmp / "src" / "search.f").write_text(SEARCH)
     (tmp / "workflows.yaml").write_text(f"""workflows:
   search:
     language: fortran
@@ -115,20 +128,20 @@ def _agent(server: ScriptedLLMServer, coder: int = 1, fixer: int = 3, **more: in
 
 
 @pytest.mark.slow
-def test_without_provider_the_goto_region_stays_unsupported(tmp_path: Path) -> None:
+def test_without_provider_the_arithmetic_if_region_stays_unsupported(tmp_path: Path) -> None:
     region = _run(_project(tmp_path, "{provider: none}"))
     assert region["status"] == "unsupported"
-    assert "GO TO" in region["reason"]
+    assert "arithmetic IF" in region["reason"]
     assert region["targets"]["triton"]["status"] == "unsupported"
 
 
 @pytest.mark.slow
-def test_coder_translates_goto_region_after_rejections(tmp_path: Path, server: ScriptedLLMServer,
+def test_coder_translates_arithmetic_if_region_after_rejections(tmp_path: Path, server: ScriptedLLMServer,
                                                        api_key: str) -> None:
     server.add(CHEATS["calls-reference"], "no code here, sorry", OFF_BY_ONE, CORRECT)
     region = _run(_project(tmp_path, _agent(server)))
     assert region["status"] == "translated" and region["translated_by"] == "llm agent"
-    assert "GO TO" in region["reason"]  # the compiler's reason is kept
+    assert "arithmetic IF" in region["reason"]  # the compiler's reason is kept
     assert region["targets"]["triton"]["status"] == "validated"
     statuses = [(a["role"], a["status"]) for a in region["attempts"]]
     assert statuses == [("coder", "rejected"), ("coder", "rejected"), ("coder", "failed"), ("coder", "validated")]

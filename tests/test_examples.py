@@ -88,7 +88,7 @@ def test_example_workflows_cover_what_they_should() -> None:
     assert ex["blas1"].region("vscal").values["incx"] == [1, 2]
     assert ex["stencils"].preprocess.defines == {"ORDER": "2", "WEIGHTED_JACOBI": "1"}
     assert ex["stencils"].region("ideal_gas_like").inputs == {"density": "positive", "energy": "positive"}
-    assert "ifirst" in routines(ex["recurrences"])  # the GO TO loop, expected to be unsupported
+    assert "ifirst" in routines(ex["recurrences"])  # the GO TO loop
     assert [f.name for f in ex["f90"].build_files()] == ["relax_timers.c"]  # linked into the reference
 
 

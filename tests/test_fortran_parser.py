@@ -5,6 +5,7 @@ import pytest
 from parsers.base import ParseError
 from parsers.fortran import parse_files, parse_source
 from translate import ir
+from translate.analysis import analyze
 from translate.ir import Array, BinOp, Call, Const, DType, Intent, Load, Loop, Scalar, Var
 
 SAMPLES = Path(__file__).parent / "fortran_samples"
@@ -136,11 +137,10 @@ def test_negative_step_and_lower_bounds(misc) -> None:
     assert ir.evaluate(d.shape[0], {"x_min": 1, "x_max": 10}) == 14 and d.dtype == DType.F64
 
 
-def test_goto_makes_routine_opaque_with_location(misc) -> None:
-    op = misc["jumpy"]
-    assert isinstance(op, ir.Opaque)
-    assert op.reason == "GO TO at misc/legacy.f:6 cannot be lowered"
-    assert op.origin == ir.Origin("misc/legacy.f", 1) and "GO TO 20" in op.source
+def test_goto_out_of_a_loop_lowers_to_a_flag_and_keeps_it_serial(misc) -> None:
+    k = misc["jumpy"]
+    assert isinstance(k, ir.Kernel), getattr(k, "reason", k)
+    assert [lp.kind for lp in loops(analyze(k))] == [ir.LoopKind.SERIAL]
     assert isinstance(misc["shared"], ir.Kernel)  # the rest of the file goes on
 
 

@@ -241,6 +241,7 @@ contains
   end subroutine
   subroutine bump()
     integer :: k
+    if (total < 0.0d0) call xerbla('BUMP', 1)
     do k = 1, 3
       if (total > 100.0d0) return
       total = total + 1.0d0

@@ -191,7 +191,8 @@ class WorkflowRun:
                 continue
             regions.append({"name": name, "source": k.origin.path, "line": k.origin.line, "status": "translated",
                             "reason": None, "targets": self.targets, "loops": loops,
-                            "fixer": self.workflow.agent.enabled})
+                            "fixer": self.workflow.agent.enabled,
+                            **({"notes": list(k.notes)} if k.notes and name not in self._torch else {})})
         for r in regions:  # for coverage counts: main programs apart, routines with loops apart
             k = kernels[r["name"]]
             r["kind"] = "program" if isinstance(k, ir.Opaque) and k.reason.startswith("PROGRAM ") else "routine"
@@ -511,6 +512,8 @@ class WorkflowRun:
             status = "translated" if accepted else "unsupported"
             extra["translated_by"] = "llm agent" if accepted else None
         extra.update(kind=region.get("kind", "routine"), holds_loops=region.get("holds_loops"))
+        if region.get("notes"):
+            extra["notes"] = region["notes"]
         return region_entry(region["name"], region["source"], region["line"], status, region.get("reason"),
                             targets, loops=region.get("loops", []), attempts=attempts, **extra)
 

@@ -106,7 +106,7 @@ def render_markdown(workflow: str, regions: list[dict[str, Any]], notes: list[st
     lines.append("")
     details = []
     for r in regions:
-        why = []
+        why = [f"- {n}" for n in r.get("notes") or []] if "ops" not in r else []
         if r["status"] in ("unsupported", "inlined"):
             why.append(f"- region {r['status']}: {r['reason']}")
         for t, entry in sorted(r["targets"].items()):

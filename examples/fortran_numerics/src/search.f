@@ -1,6 +1,6 @@
 *     search.f -- a search written as the classic FORTRAN 77 GO TO loop.
-*     The translator has no structured loop to work with here and is
-*     expected to report the routine unsupported (an Opaque region).
+*     The backward GO TO becomes a WHILE loop and the forward one a flag
+*     that skips what it jumps over; the search runs serial.
 *
       INTEGER FUNCTION IFIRST(N, X, T)
 *     Index of the first X(I) greater than T, or N+1 when there is none.
