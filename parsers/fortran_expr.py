@@ -95,6 +95,7 @@ class ExprLowerer:
     where_fn: Callable[[int], str]
     line: int = 0
     loop_env: dict[str, Expr] = field(default_factory=dict)  # source loop var -> IR expression
+    finished: dict[str, str] = field(default_factory=dict)  # DO variable -> where its ended loop is
     src_loops: list[SrcLoop] = field(default_factory=list)
     guards: list[Expr] = field(default_factory=list)
     accesses: list[Access] = field(default_factory=list)
@@ -182,6 +183,9 @@ class ExprLowerer:
         n = str(node).lower()
         if n in self.loop_env:
             return self.loop_env[n]
+        if n in self.finished:
+            raise Unsupported(f"DO variable {n} read at {self.where()} after its loop (line {self.finished[n]}) ended:"
+                              " its final value is not lowered")
         sym = self.scope.lookup(n)
         if sym is not None and sym.const is not None:
             return sym.const

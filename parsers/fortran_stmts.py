@@ -30,7 +30,7 @@ _DIRECTIVE = re.compile(r"^\s*[!*cC]\$(omp|acc)\b\s*&?\s*(.*)$", re.I)
 _LOOP_DIRECTIVE = re.compile(
     r"^(omp\s+(parallel\s+do|do|target\s+teams\s+distribute(\s+parallel\s+do)?|simd|parallel\s+do\s+simd)"
     r"|acc\s+(parallel\s+loop|kernels\s+loop|loop|serial\s+loop))\b", re.I)
-_INLINE_MAX_STMTS = 40  # a callee without loops or arrays (a random-number step)
+_INLINE_MAX_STMTS = 60  # a callee without loops or arrays (a random-number step, twice)
 _INLINE_MAX_LOOP_STMTS = 60  # a callee with loops, passed whole arrays: inlined up to this many statements
 _INLINE_MAX_ARRAY_STMTS = 300  # a callee without loops passed arrays (an unrolled 5x5 block solve)
 
@@ -117,6 +117,8 @@ class StmtLowerer:
         else:
             raise Unsupported(f"assignment to '{lhs}' at {self.ex.where()} cannot be lowered")
         value = self.ex.expr(rhs)
+        if isinstance(target, Var):
+            self.ex.finished.pop(target.name, None)  # a DO variable given a new value
         if target.dtype == DType.CHAR and value.dtype != DType.CHAR:
             raise Unsupported(f"character assignment at {self.ex.where()} cannot be lowered")
         return (ir.Assign(target, coerce(value, target.dtype)),)
@@ -246,6 +248,7 @@ class StmtLowerer:
         if stepc == 0:
             raise Unsupported(f"DO loop with zero step at {self.ex.where()}")
         saved = self.ex.loop_env.get(var)
+        self.ex.finished.pop(var, None)
         if stepc is not None:
             start, stop = sub(first, one), (last if stepc > 0 else sub(last, Const(2, DType.I32)))
             ir_step: Expr = Const(stepc, DType.I32)
@@ -270,6 +273,7 @@ class StmtLowerer:
             self.ex.src_loops.pop()
             if saved is None:
                 self.ex.loop_env.pop(var, None)
+                self.ex.finished[var] = str(self.orig_line(src_line))
             else:
                 self.ex.loop_env[var] = saved
         return ir.Loop(var, simplify(start), simplify(stop), ir_step, body, directive=directive,

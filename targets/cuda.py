@@ -32,7 +32,7 @@ from targets.cuda_points import (
 from targets.cuda_rows import WARP_REDUCE, has_reductions, launch_row, row_kernel, warp_row_nest
 from targets.cuda_scan import INCLUDES, helper_text, launch_scan, runs_as_scan, scan_functor
 from targets.cuda_split import launch_split, split_kernel
-from targets.kokkos import abi_params
+from targets.kokkos import abi_params, shim_shapes
 from targets.planes import plane_walk
 from targets.splits import split_nest
 from translate import ir
@@ -522,9 +522,13 @@ class CudaRenderer(CStyleRenderer):
         b.line("// copies host arrays to the device, runs the launcher, copies out/inout arrays back")
         with b.block(self.signature("static cudaError_t shim_impl", impl_params)):
             arrays = [p for p in kernel.params if isinstance(p, ir.Array)]
+            copies, entry = shim_shapes(kernel)
+            for p in kernel.params:
+                if p.name in copies:
+                    b.line(f"const {self.ctype(p.dtype)} {cname(p.name)}_in = *{cname(p.name)};")
             for p in arrays:
                 n, t = cname(p.name), self.ctype(p.dtype)
-                count = " * ".join(f"kt_extent({self.expr(s)})" for s in p.shape) or "1"
+                count = " * ".join(f"kt_extent({self.expr(ir.substitute(s, entry))})" for s in p.shape) or "1"
                 b.line(f"const size_t {n}_bytes = {count} * sizeof({t});")
                 b.line(f"{t}* {n}_d = nullptr;")
                 b.line(f"KT_CUDA_CHECK(cudaMalloc(&{n}_d, {n}_bytes > 0 ? {n}_bytes : sizeof({t})));")

@@ -394,11 +394,15 @@ class KokkosRenderer(CStyleRenderer):
         with b.block(self.signature(f'extern "C" {ret} {shim_symbol(kernel)}', abi_params(self, kernel))):
             b.line(f"using namespace {ns};")
             b.line("ensure_kokkos();")
+            copies, entry = shim_shapes(kernel)
+            for p in kernel.params:
+                if p.name in copies:
+                    b.line(f"const {self.ABI_TYPES[p.dtype]} {cname(p.name)}_in = *{cname(p.name)};")
             args = []
             for p in kernel.params:
                 n = cname(p.name)
                 if isinstance(p, ir.Array):
-                    ext = ", ".join(f"kt_extent({self.expr(s)})" for s in p.shape)
+                    ext = ", ".join(f"kt_extent({self.expr(ir.substitute(s, entry))})" for s in p.shape)
                     ptr = f"const_cast<{self.element_type(p.dtype)}*>({n})" if not p.intent.writes else n
                     args_h = ", ".join([ptr] + ([ext] if ext else []))  # a 0-d View takes the pointer only
                     b.line(f"{self.view_type(p, host=True)} {n}_h({args_h});")
@@ -443,6 +447,16 @@ def abi_params(r: CStyleRenderer, kernel: ir.Kernel) -> list[str]:
         else:
             out.append(f"{t} {cname(p.name)}")
     return out
+
+
+def shim_shapes(kernel: ir.Kernel) -> tuple[set[str], dict[str, ir.Expr]]:
+    """Array extents in a shim, where a scalar the routine writes is a pointer: the shim copies
+    its value on entry first (``const int n_in = *n;``). Returns the scalars copied and the
+    substitution that makes the shapes read the copies."""
+    used = {v.name for p in kernel.params if isinstance(p, ir.Array) for e in p.shape for v in ir.walk(e)
+            if isinstance(v, ir.Var)}
+    copied = [p for p in kernel.params if isinstance(p, ir.Scalar) and p.intent.writes and p.name in used]
+    return {p.name for p in copied}, {p.name: ir.Var(f"{p.name}_in", p.dtype) for p in copied}
 
 
 def _scalar_writes(stmts: Iterable[ir.Stmt]) -> set[str]:

@@ -284,6 +284,44 @@ end subroutine"""
     assert loops(kernel(plain, "solve"))[0].kind is ir.LoopKind.PARALLEL
 
 
+
+def test_private_scratch_rows_indexed_through_inner_scalars_are_not_shared() -> None:
+    # NPB MG's rprj3: x1(i1 - 1) with i1 = 2*j1 - d1 is the same row in every j3 iteration (the
+    # directive makes it private); it is not proven filled before read, so the loop runs serial
+    src = """subroutine prj(m, n, r, s, d1)
+  integer :: m, n, d1, i1, i3, j1, j3
+  real(8) :: r(2 * m + 2, n), s(m, n), x1(64)
+!$omp parallel do private(j1, i1, i3, x1)
+  do j3 = 2, n - 1
+    i3 = j3 + 1 - 1
+    do j1 = 2, m
+      i1 = 2 * j1 - d1
+      x1(i1 - 1) = r(i1 - 1, i3 - 1) + r(i1 - 1, i3 + 1)
+    end do
+    do j1 = 2, m - 1
+      i1 = 2 * j1 - d1
+      s(j1, j3) = x1(i1 - 1) + x1(i1 + 1)
+    end do
+  end do
+end subroutine"""
+    k = kernel(src, "prj")
+    outer = loops(k)[0]
+    assert outer.var == "j3" and outer.kind is ir.LoopKind.SERIAL and "same elements of x1" in outer.reason
+    rng = np.random.default_rng(5)
+    m, n = 5, 6
+    r = np.asfortranarray(rng.standard_normal((2 * m + 2, n)))
+    want = np.zeros((m, n), order="F")
+    for j3 in range(2, n):
+        x1 = np.zeros(65)
+        for j1 in range(2, m + 1):
+            x1[2 * j1 - 1 - 1] = r[2 * j1 - 1 - 2, j3 - 2] + r[2 * j1 - 1 - 2, j3]
+        for j1 in range(2, m):
+            want[j1 - 1, j3 - 1] = x1[2 * j1 - 1 - 1] + x1[2 * j1 - 1 + 1]
+    for reverse in (False, True):
+        out = run(k, {"m": m, "n": n, "d1": 1}, {"r": r, "s": np.zeros((m, n), order="F")}, reverse=reverse)
+        assert np.allclose(out["s"], want)
+
+
 DO_WHILE = """subroutine jacobi(n, a, b, tol, iters)
   integer :: n, i, iters
   real(8) :: a(n), b(n), tol, err

@@ -244,3 +244,29 @@ def test_what_cannot_be_lowered_is_refused_with_its_line() -> None:
     assert got["arith"].reason == "arithmetic IF at t.f:14 cannot be lowered"
     assert got["both"].reason.startswith("label 10 at t.f:24 is jumped to both forward and back")
     assert got["datagain"].reason.startswith("assignment at t.f:32 to 'k', initialised at t.f:31")
+
+
+def test_a_do_variable_read_after_its_loop_is_refused() -> None:
+    got = lower("""      subroutine after(x, n, k)
+      integer n, i, k
+      double precision x(n)
+      do i = 1, n
+         if (x(i) .gt. 0.5) goto 10
+      end do
+ 10   continue
+      k = i
+      end
+
+      subroutine again(x, n, k)
+      integer n, i, k
+      double precision x(n)
+      do i = 1, n
+         x(i) = 0
+      end do
+      i = 3
+      k = i
+      end
+""")
+    assert got["after"].reason == ("DO variable i read at t.f:8 after its loop (line 4) ended: its final value is not"
+                                   " lowered")
+    assert isinstance(got["again"], ir.Kernel)  # given a new value first

@@ -618,13 +618,31 @@ def _scratch_arrays(loop: ir.Loop, assigned: set[str]) -> list[str]:
     """Arrays the loop writes only at elements that do not depend on its variable (nor on a
     scalar it assigns): each iteration overwrites the same ones (a scratch array)."""
     found: dict[str, bool] = {}
-    varying = assigned | {loop.var}
+    varying = _varying(loop, assigned)
     for s in loop.body:
         for n in ir.walk(s):
             if isinstance(n, ir.Assign) and isinstance(n.target, Load):
                 moves = any(names_read(i) & varying for i in n.target.index)
                 found[n.target.array] = found.get(n.target.array, False) or moves
     return sorted(a for a, moves in found.items() if not moves)
+
+
+def _varying(loop: ir.Loop, assigned: set[str]) -> set[str]:
+    """The loop's variable and the scalars of ``assigned`` whose value changes with it: those
+    computed from it (``i3 = 2*j3 - d3``) or from themselves (a counter carried across
+    iterations), transitively. A scalar computed from inner loop variables alone
+    (``i1 = 2*j1 - d1``) takes the same values in every iteration."""
+    sets = [n for s in loop.body for n in ir.walk(s) if isinstance(n, ir.Assign) and isinstance(n.target, Var)
+            and n.target.name in assigned]
+    varying = {loop.var} | {a.target.name for a in sets if a.target.name in names_read(a.value)}
+    changed = True
+    while changed:
+        changed = False
+        for a in sets:
+            if a.target.name not in varying and names_read(a.value) & varying:
+                varying.add(a.target.name)
+                changed = True
+    return varying
 
 
 def _directive_clauses(directive: str) -> tuple[list[tuple[str, str]], list[str]]:
