@@ -177,10 +177,10 @@ def lower_block(sl: StmtLowerer, nodes: list[object], skip: frozenset[str] = fro
             stmts = sl.flush(sl.stmt(node))
             i += 1
         group.extend(stmts)
-        new = [n for n in set_flags(stmts, jumps.open_names()) if n not in pending]
-        if new:  # what follows is skipped once one of these is set
+        setting = set_flags(stmts, jumps.open_names())
+        if setting:  # what follows is skipped once one of these is set: test them again
             close()
-            pending.extend(new)
+            pending.extend(n for n in setting if n not in pending)
     close()
     return tuple(init + out)
 

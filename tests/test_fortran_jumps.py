@@ -270,3 +270,33 @@ def test_a_do_variable_read_after_its_loop_is_refused() -> None:
     assert got["after"].reason == ("DO variable i read at t.f:8 after its loop (line 4) ended: its final value is not"
                                    " lowered")
     assert isinstance(got["again"], ir.Kernel)  # given a new value first
+
+
+def test_a_jump_back_from_an_inner_loop_after_an_earlier_jump_skips_the_rest() -> None:
+    # NPB CG's sprnvc: distinct random indices, drawn again on a repeat found by an inner loop
+    k = kernel("""      subroutine draw(n, nz, iv, seed)
+      integer n, nz, iv(nz), seed, nzv, ii, i
+      nzv = 0
+ 100  continue
+      if (nzv .ge. nz) goto 110
+      seed = mod(seed * 37 + 11, 101)
+      i = mod(seed, 2 * n) + 1
+      if (i .gt. n) goto 100
+      do ii = 1, nzv
+         if (iv(ii) .eq. i) goto 100
+      enddo
+      nzv = nzv + 1
+      iv(nzv) = i
+      goto 100
+ 110  continue
+      end
+""", "draw")
+    n, nz, seed = 10, 6, 7
+    want: list[int] = []
+    while len(want) < nz:
+        seed = (seed * 37 + 11) % 101
+        i = seed % (2 * n) + 1
+        if i <= n and i not in want:
+            want.append(i)
+    out = run(k, {"n": n, "nz": nz, "seed": 7}, {"iv": np.zeros(nz, dtype=np.int32)})
+    assert list(out["iv"]) == want and out["seed"] == seed
