@@ -519,6 +519,8 @@ def _assemble(name: str, args: list[str], result_name: str | None, body: tuple[i
                 sym = scope.lookup(m)
                 assert sym is not None and sym.binding is not None
                 params.append(ir.replace(_decl(m, scope, sym.dims), binding=sym.binding))
+    params = [_complex_array(p, scope, name) for p in params]
+    locals_ = [_complex_array(d, scope, name) for d in locals_]
     params = _with_intents(body, params, declared)
     params += _extent_params(body, params, extents)
     params += _shape_globals(params, scope, name)
@@ -561,6 +563,20 @@ def _no_host_results(name: str, body: tuple[ir.Stmt, ...]) -> None:
                 v = sorted(used)[0]
                 raise Unsupported(f"{name} uses {v}, which CALL {returned[v].routine.upper()} sets: the translation"
                                   " does not make that call where it runs, so it stays host code")
+
+
+def _complex_array(d: ir.Decl, scope: Scope, routine: str) -> ir.Decl:
+    """A COMPLEX array as the real array of its parts: a leading dimension of extent 2
+    (parsers/fortran_complex.py). COMPLEX scalars are refused here (locals are split into
+    two reals before), as are COMPLEX arrays whose extents the caller passes."""
+    sym = scope.lookup(d.name)
+    if sym is None or not sym.complex:
+        return d
+    if isinstance(d, ir.Scalar):
+        raise Unsupported(f"COMPLEX scalar {d.name} of {routine} (an argument or global) cannot be lowered")
+    if any(isinstance(v, Var) and v.name.startswith(f"{d.name}_size") for e in d.shape for v in ir.walk(e)):
+        raise Unsupported(f"COMPLEX assumed-shape or allocatable array {d.name} of {routine} cannot be lowered")
+    return ir.replace(d, shape=(Const(2, DType.I32), *d.shape), lower=(Const(0, DType.I32), *d.lower), complex=True)
 
 
 def _deferred(n: str, dtype: DType, dims: list[tuple[ir.Expr, ir.Expr | None]],

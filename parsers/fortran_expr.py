@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from fparser.two import Fortran2003 as F
-from fparser.two.utils import BinaryOpBase, UnaryOpBase
+from fparser.two.utils import BinaryOpBase, UnaryOpBase, walk
 
 from parsers.base import Unsupported
 from parsers.fortran_scope import Scope, Sym
@@ -187,6 +187,8 @@ class ExprLowerer:
             raise Unsupported(f"DO variable {n} read at {self.where()} after its loop (line {self.finished[n]}) ended:"
                               " its final value is not lowered")
         sym = self.scope.lookup(n)
+        if sym is not None and sym.complex:
+            raise Unsupported(f"COMPLEX {n} at {self.where()} where a real value is needed cannot be lowered")
         if sym is not None and sym.const is not None:
             return sym.const
         if sym is not None and sym.dims is not None:
@@ -210,6 +212,8 @@ class ExprLowerer:
         name = str(node.items[0]).lower()  # type: ignore[attr-defined]
         sym = self.scope.lookup(name)
         subs = list(node.items[1].items) if node.items[1] is not None else []  # type: ignore[attr-defined]
+        if (sym is None or sym.dims is None) and (part := self.complex_part(name, subs)) is not None:
+            return part
         if sym is not None and sym.dims is not None:
             return self.load(name, sym, subs)
         if name in ("lsame",):
@@ -223,8 +227,12 @@ class ExprLowerer:
             raise Unsupported(f"call to function {name} at {self.where()} cannot be lowered")
         return self.call_function(name, subs, node)
 
-    def load(self, name: str, sym: Sym, subs: list[object]) -> Load:
+    def load(self, name: str, sym: Sym, subs: list[object], complex_ok: bool = False) -> Load:
+        """An element (or, in array syntax, the current element of a section); a COMPLEX array's
+        element only for parsers/fortran_complex.py, which adds the part's index."""
         assert sym.dims is not None
+        if sym.complex and not complex_ok:
+            raise Unsupported(f"COMPLEX {name}(...) at {self.where()} where a real value is needed cannot be lowered")
         if len(subs) != len(sym.dims):
             raise Unsupported(f"'{name}' indexed with {len(subs)} subscripts but declared with {len(sym.dims)}"
                               f" at {self.where()} (sequence association) cannot be lowered")
@@ -325,9 +333,24 @@ class ExprLowerer:
         text = str(node.items[0])  # type: ignore[attr-defined]
         return Const(text[1:-1].replace(text[0] * 2, text[0]), DType.CHAR)
 
+    def complex_part(self, name: str, subs: list[object]) -> Expr | None:
+        """REAL/DBLE, AIMAG/DIMAG or ABS of a COMPLEX argument (parsers/fortran_complex.py)."""
+        from parsers import fortran_complex
+
+        return fortran_complex.real_valued(self, name, subs)
+
+    def complex_dtype(self, node: object) -> DType:
+        """The type of the parts of a COMPLEX expression: single precision only when every
+        COMPLEX variable in it is."""
+        kinds = {s.dtype for n in walk(node, F.Name) if (s := self.scope.lookup(str(n).lower())) is not None
+                 and s.complex}
+        return DType.F32 if kinds == {DType.F32} else DType.F64
+
     def intrinsic_ref(self, node: object) -> Expr:
         name = str(node.items[0]).lower()  # type: ignore[attr-defined]
         subs = list(node.items[1].items) if node.items[1] is not None else []  # type: ignore[attr-defined]
+        if (part := self.complex_part(name, subs)) is not None:
+            return part
         if name in _MATH or name in _CASTS or name in ("mod", "dmod", "amod", "nint", "idnint", "floor", "ceiling"):
             return self.intrinsic(name, subs)
         if name in ARRAY_INTRINSICS and self.array_intrinsic is not None:

@@ -37,6 +37,7 @@ class Sym:
     allocatable: bool = False
     private: bool = False  # a PRIVATE module variable: nothing outside its module can set it
     init: object | None = None  # a module variable's initial value (fparser node), until known constant
+    complex: bool = False  # COMPLEX: ``dtype`` is the type of its parts (parsers/fortran_complex.py)
 
 
 @dataclass(frozen=True)
@@ -305,9 +306,32 @@ def _implicit(stmt: F.Implicit_Stmt, scope: Scope, ex: ExprLowerer) -> None:
                 scope.implicit[chr(code)] = dtype
 
 
+def complex_parts(node: object, ex: ExprLowerer) -> DType | None:
+    """The type of the parts of a COMPLEX type spec (DOUBLE COMPLEX, COMPLEX*16, COMPLEX(8),
+    COMPLEX(KIND=...), default COMPLEX), None for another type."""
+    if not isinstance(node, F.Intrinsic_Type_Spec):
+        return None
+    name = str(node.items[0]).upper()
+    if name == "DOUBLE COMPLEX":
+        return DType.F64
+    if name != "COMPLEX":
+        return None
+    sel = node.items[1] if len(node.items) > 1 else None
+    if sel is None:
+        return ex.scope.defaults.real
+    text = str(sel).replace(" ", "")
+    kind = _kind_value(sel, ex)
+    if text.startswith("*"):  # COMPLEX*16: the bytes of both parts
+        kind = kind // 2 if kind is not None else None
+    if kind not in _REAL_BY_KIND:
+        raise Unsupported(f"COMPLEX kind {kind} at {ex.where()} is not supported")
+    return _REAL_BY_KIND[kind]
+
+
 def _type_decl(stmt: F.Type_Declaration_Stmt, scope: Scope, ex: ExprLowerer, module: bool) -> None:
     tspec, attrs, entities = stmt.items
-    dtype, clen = type_spec(tspec, ex)
+    parts = complex_parts(tspec, ex)
+    dtype, clen = (parts, None) if parts is not None else type_spec(tspec, ex)
     is_param, intent, dims, deferred, allocatable, private = False, None, None, False, False, False
     for attr in (attrs.items if attrs is not None else ()):
         text = str(attr).upper()
@@ -330,6 +354,9 @@ def _type_decl(stmt: F.Type_Declaration_Stmt, scope: Scope, ex: ExprLowerer, mod
         name, spec, length, init = ent.items
         sym = scope.get(str(name).lower())
         sym.dtype = dtype
+        sym.complex = parts is not None
+        if sym.complex and init is not None:
+            raise Unsupported(f"initialised COMPLEX {sym.name} at {ex.where(stmt)} cannot be lowered")
         sym.char_len = clen
         if length is not None and dtype == DType.CHAR:
             lits = list(walk(length, F.Int_Literal_Constant))

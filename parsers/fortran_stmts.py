@@ -17,6 +17,7 @@ from fparser.two import Fortran2008 as F2008
 from fparser.two.utils import walk
 
 from parsers import fortran_arrays as arrays
+from parsers import fortran_complex as cplx
 from parsers import fortran_jumps as jumps
 from parsers.base import Unsupported
 from parsers.fortran_expr import ExprLowerer, SrcLoop, coerce
@@ -87,6 +88,9 @@ class StmtLowerer:
 
     def assign(self, node: object) -> tuple[ir.Stmt, ...]:
         lhs, _, rhs = node.items  # type: ignore[attr-defined]
+        base = lhs if isinstance(lhs, F.Name) else lhs.items[0] if isinstance(lhs, F.Part_Ref) else None
+        if base is not None and (sym := self.ex.scope.lookup(str(base).lower())) is not None and sym.complex:
+            return self.complex_assign(lhs, rhs, sym)
         if isinstance(lhs, F.Part_Ref) and lhs.items[1] is not None and \
                 any(isinstance(s, F.Subscript_Triplet) for s in lhs.items[1].items):
             return arrays.assignment(self, lhs, rhs)
@@ -122,6 +126,24 @@ class StmtLowerer:
         if target.dtype == DType.CHAR and value.dtype != DType.CHAR:
             raise Unsupported(f"character assignment at {self.ex.where()} cannot be lowered")
         return (ir.Assign(target, coerce(value, target.dtype)),)
+
+    def complex_assign(self, lhs: object, rhs: object, sym: object) -> tuple[ir.Stmt, ...]:
+        """A COMPLEX variable or element assigned its two parts; the real part through a
+        temporary where the imaginary part reads it (``z = z * w``)."""
+        name = str(lhs if isinstance(lhs, F.Name) else lhs.items[0]).lower()  # type: ignore[attr-defined]
+        if isinstance(lhs, F.Name):
+            if sym.dims is not None:  # type: ignore[attr-defined]
+                raise Unsupported(f"COMPLEX array assignment to {name} at {self.ex.where()} cannot be lowered")
+            re_t, im_t = cplx.parts_of(self.ex, name, sym)  # type: ignore[arg-type]
+        else:
+            re_t, im_t = cplx.element(self.ex, name, sym, list(lhs.items[1].items))  # type: ignore[arg-type,attr-defined]
+        re_v, im_v = cplx.cexpr(self.ex, rhs, re_t.dtype)
+        if re_t not in list(ir.walk(im_v)):
+            return (ir.Assign(re_t, re_v), ir.Assign(im_t, im_v))
+        self.inlined += 1
+        tmp = Var(f"kt_re{self.inlined}", re_t.dtype)
+        self.extra_locals[tmp.name] = ir.Scalar(tmp.name, tmp.dtype)
+        return (ir.Assign(tmp, re_v), ir.Assign(im_t, im_v), ir.Assign(re_t, tmp))
 
     def if_stmt(self, node: object) -> tuple[ir.Stmt, ...]:
         cond_node, action = node.items  # type: ignore[attr-defined]
@@ -415,6 +437,9 @@ class StmtLowerer:
         for item in (getattr(items, "items", ()) if items is not None else ()):
             if isinstance(item, F.Io_Implied_Do):
                 raise Unsupported(f"output of an implied-DO list at {self.ex.where(node)} cannot be lowered")
+            if cplx.is_complex(self.ex, item):
+                values.extend(cplx.cexpr(self.ex, item, self.ex.complex_dtype(item)))
+                continue
             values.append(self.ex.expr(item))
         return (ir.HostCall("print", stream, tuple(values), line=self.orig_line(self.ex.line)),)
 

@@ -41,6 +41,9 @@ def fortran_interface(kernel: ir.Kernel) -> str:
         if p.dtype not in _FTYPES:
             raise ValueError(f"no Fortran C-interoperable type for {p.dtype.value} ({p.name})")
         ftype = _FTYPES[p.dtype]
+        if isinstance(p, ir.Array) and p.complex:  # the caller's COMPLEX array: parts interleaved
+            ftype = ftype.replace("real(c_double)", "complex(c_double_complex)").replace(
+                "real(c_float)", "complex(c_float_complex)")
         if isinstance(p, ir.Array):
             lines.append(f"      {ftype}, intent({p.intent.value}) :: {p.name.lower()}(*)")
         elif p.intent is ir.Intent.IN:

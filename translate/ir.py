@@ -316,6 +316,7 @@ class Array:
     lower: tuple[Expr, ...] = ()  # source lower bounds, for documentation and shims
     binding: str | None = None
     allocatable: bool = False  # an ALLOCATABLE global: the program allocates it (with these bounds)
+    complex: bool = False  # a COMPLEX array: dimension 0 (extent 2) holds the real and imaginary parts
 
     @property
     def rank(self) -> int:

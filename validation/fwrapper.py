@@ -149,6 +149,7 @@ def wrapper(kernel: ir.Kernel, units: dict[str, str | None]) -> str:
     uses: dict[str, list[str]] = {}
     commons: dict[str, list[str]] = {}
     extents = _extents(kernel)
+    pointers: list[str] = []
     for p in kernel.params:
         pn = p.name.lower()
         ft = FTYPE[p.dtype.value]
@@ -159,7 +160,15 @@ def wrapper(kernel: ir.Kernel, units: dict[str, str | None]) -> str:
         bound = _binding(p)
         an = f"kv_{pn}" if bound else pn
         args.append(an)
-        if isinstance(p, ir.Array):
+        if isinstance(p, ir.Array) and p.complex:
+            # the parts interleaved, as the routine's COMPLEX array holds them: seen as one
+            dims.append(f"ktn_{an}")
+            kind = 8 if p.dtype == ir.DType.F64 else 4
+            decls += [f"  {ft}, intent(inout), target :: {an}(ktn_{an})", f"  complex({kind}), pointer :: kc_{an}(:)"]
+            pointers.append(f"  call c_f_pointer(c_loc({an}), kc_{an}, [ktn_{an} / 2])")
+            ref = f"kc_{an}"
+            p = ir.replace(p, shape=p.shape[1:], lower=p.lower[1:])
+        elif isinstance(p, ir.Array):
             dims.append(f"ktn_{an}")
             decls.append(f"  {ft}, intent(inout) :: {an}(ktn_{an})")
             ref = an
@@ -202,20 +211,20 @@ def wrapper(kernel: ir.Kernel, units: dict[str, str | None]) -> str:
             # poison a candidate sees too), and an unallocated ALLOCATABLE gets allocated
             if pn in extents:  # allocated here at the extents the case gives
                 pre += [f"  if (allocated({pn})) deallocate({pn})", f"  allocate({pn}({_bounds(p, extents[pn])}))",
-                        f"  {pn} = reshape({an}, shape({pn}))"]
+                        f"  {pn} = reshape({ref}, shape({pn}))"]
             elif p.allocatable and (fixed := _constant_bounds(p)) is not None:
                 # allocated with the bounds of the program's ALLOCATE (an assignment would make them 1)
                 pre += [f"  if (allocated({pn})) deallocate({pn})", f"  allocate({pn}({fixed}))",
-                        f"  {pn} = reshape({an}, shape({pn}))"]
+                        f"  {pn} = reshape({ref}, shape({pn}))"]
             else:
-                pre.append(f"  {pn} = reshape({an}, {_shape_of(p, pn)})")
+                pre.append(f"  {pn} = reshape({ref}, {_shape_of(p, pn)})")
         elif p.intent.reads or not is_arr:
             if is_arr:
-                pre.append(f"  {pn} = reshape({an}, shape({pn}))")
+                pre.append(f"  {pn} = reshape({ref}, shape({pn}))")
             elif p.intent.reads:
                 pre.append(f"  {pn} = {ref}")
         if p.intent.writes:
-            post.append(f"  {an} = reshape({pn}, [size({pn})])" if is_arr else f"  {ref} = {pn}")
+            post.append(f"  {ref} = reshape({pn}, [size({pn})])" if is_arr else f"  {ref} = {pn}")
     if kernel.result is not None:
         args.append("kt_result")
         decls.append(f"  {FTYPE[kernel.result.value]}, intent(inout) :: kt_result(1)")
@@ -223,6 +232,8 @@ def wrapper(kernel: ir.Kernel, units: dict[str, str | None]) -> str:
     if home:
         uses.setdefault(home, []).append(name)
     lines = _lines(f"subroutine kt_ref_{name}(", args + dims, ")")
+    if pointers:
+        lines.append("  use iso_c_binding, only: c_f_pointer, c_loc")
     for m, vs in uses.items():  # continued: f2py compiles the wrappers at the standard line length
         lines += _lines(f"use {m}, only: ", vs)
     lines.append("  implicit none")
@@ -233,12 +244,12 @@ def wrapper(kernel: ir.Kernel, units: dict[str, str | None]) -> str:
     if kernel.result is not None:
         if not home:
             lines.append(f"  {FTYPE[kernel.result.value]}, external :: {name}")
-        lines += pre
+        lines += pointers + pre
         lines += _lines(f"kt_result(1) = {name}(", actual, ")")
     else:
         if not home:
             lines.append(f"  external :: {name}")
-        lines += pre
+        lines += pointers + pre
         lines += _lines(f"call {name}(", actual, ")")
     lines += post
     lines.append(f"end subroutine kt_ref_{name}")
