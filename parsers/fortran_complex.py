@@ -4,9 +4,11 @@ A COMPLEX array is stored as Fortran stores it, real and imaginary parts interle
 sees a real array with one more, leading, dimension of extent 2 (``u(i, j)`` is
 ``u[0, i, j] + i*u[1, i, j]``), so the translation takes the program's own memory. A COMPLEX
 local scalar ``x`` is two real locals ``x_re`` and ``x_im``. Expressions are lowered to their
-(real, imaginary) parts: + - * / with real or complex operands, integer powers, CMPLX/DCMPLX,
-CONJG, EXP; REAL/DBLE, AIMAG/DIMAG and ABS take a part or the modulus. Complex scalar
-arguments, globals and function results, complex array syntax and comparisons are refused.
+(real, imaginary) parts: + - * / with real or complex operands (division by a complex value
+as gfortran expands it, Smith's method), integer powers, CMPLX/DCMPLX, CONJG, EXP;
+REAL/DBLE, AIMAG/DIMAG and ABS take a part or the modulus, and a COMPLEX value assigned to a
+real or integer variable gives its real part. Complex scalar arguments, globals and function
+results, complex array syntax and comparisons are refused.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from fparser.two import Fortran2003 as F
 from fparser.two.utils import BinaryOpBase, UnaryOpBase
 
 from parsers.base import Unsupported
-from translate.ir import BinOp, Call, Const, DType, Expr, Load, UnOp, Var
+from translate.ir import BinOp, Call, Const, DType, Expr, Load, Select, UnOp, Var
 from translate.simplify import simplify
 
 if TYPE_CHECKING:
@@ -212,9 +214,31 @@ def _arith(op: str, a: Pair, b: Pair, t: DType, where: str = "") -> Pair:
         return simplify(sub(mul(ar, br), mul(ai, bi))), simplify(add(mul(ar, bi), mul(ai, br)))
     if op == "/" and bi == zero:
         return simplify(BinOp("div", ar, br, t)), simplify(BinOp("div", ai, br, t))
-    if op == "/":  # the compiler scales by the larger part of the divisor (Smith): not lowered
-        raise Unsupported(f"division by a COMPLEX value at {where} cannot be lowered")
+    if op == "/":
+        return _divide(a, b, t)
     raise Unsupported(f"operator {op} on COMPLEX values at {where} cannot be lowered")
+
+
+def _divide(a: Pair, b: Pair, t: DType) -> Pair:
+    """Division by a complex value as gfortran expands it (Smith's method: the ratio of the
+    divisor's smaller part to its larger keeps the intermediate values in range)."""
+    (ar, ai), (br, bi) = a, b
+
+    def op(name: str, x: Expr, y: Expr) -> Expr:
+        return BinOp(name, x, y, t)
+
+    small_re = BinOp("lt", Call("abs", (br,), t), Call("abs", (bi,), t), DType.BOOL)
+    # |br| < |bi|
+    r1 = op("div", br, bi)
+    d1 = op("add", op("mul", br, r1), bi)
+    re1 = op("div", op("add", op("mul", ar, r1), ai), d1)
+    im1 = op("div", op("sub", op("mul", ai, r1), ar), d1)
+    # |br| >= |bi|
+    r2 = op("div", bi, br)
+    d2 = op("add", op("mul", bi, r2), br)
+    re2 = op("div", op("add", op("mul", ai, r2), ar), d2)
+    im2 = op("div", op("sub", ai, op("mul", ar, r2)), d2)
+    return Select(small_re, re1, re2, t), Select(small_re, im1, im2, t)
 
 
 def _power(ex: ExprLowerer, base: Pair, exponent: object) -> Pair:

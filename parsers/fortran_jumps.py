@@ -88,10 +88,8 @@ def label_of(node: object) -> str | None:
     item = getattr(node, "item", None)
     if item is not None and getattr(item, "label", None) is not None:
         return str(item.label)
-    content = getattr(node, "content", None)
-    if content:
-        return label_of(content[0])
-    return None
+    first = next((c for c in getattr(node, "content", None) or () if not isinstance(c, F.Comment)), None)
+    return label_of(first) if first is not None else None
 
 
 def _targets(node: object) -> set[str]:

@@ -32,7 +32,7 @@ _LOOP_DIRECTIVE = re.compile(
     r"^(omp\s+(parallel\s+do|do|target\s+teams\s+distribute(\s+parallel\s+do)?|simd|parallel\s+do\s+simd)"
     r"|acc\s+(parallel\s+loop|kernels\s+loop|loop|serial\s+loop))\b", re.I)
 _INLINE_MAX_STMTS = 60  # a callee without loops or arrays (a random-number step, twice)
-_INLINE_MAX_LOOP_STMTS = 60  # a callee with loops, passed whole arrays: inlined up to this many statements
+_INLINE_MAX_LOOP_STMTS = 100  # a callee with loops, passed whole arrays: inlined up to this many statements
 _INLINE_MAX_ARRAY_STMTS = 300  # a callee without loops passed arrays (an unrolled 5x5 block solve)
 
 Resolver = Callable[[str], "ir.Kernel | ir.Opaque | None"]
@@ -120,7 +120,10 @@ class StmtLowerer:
             target = self.ex.load(name, sym, list(lhs.items[1].items))
         else:
             raise Unsupported(f"assignment to '{lhs}' at {self.ex.where()} cannot be lowered")
-        value = self.ex.expr(rhs)
+        if cplx.is_complex(self.ex, rhs):  # a COMPLEX value assigned to a real or integer: its real part
+            value = cplx.cexpr(self.ex, rhs, self.ex.complex_dtype(rhs))[0]
+        else:
+            value = self.ex.expr(rhs)
         if isinstance(target, Var):
             self.ex.finished.pop(target.name, None)  # a DO variable given a new value
         if target.dtype == DType.CHAR and value.dtype != DType.CHAR:
@@ -593,15 +596,22 @@ class StmtLowerer:
             raise Unsupported(f"call to {name.upper()} not inlined ({where}): array argument '{a}'"
                               " is not a whole array or an element")
         sym = self.ex.scope.lookup(arg)
-        if sym is None or sym.dims is None or (subs is None and len(sym.dims) != p.rank) or \
-                (subs is not None and (len(subs) != len(sym.dims) or p.rank > len(sym.dims))):
+        if sym is not None and sym.complex != p.complex:
+            raise Unsupported(f"call to {name.upper()} not inlined ({where}): array argument '{arg}' is"
+                              f" {'COMPLEX' if sym.complex else 'real'}, {p.name} is {'COMPLEX' if p.complex else 'real'}"
+                              " (storage association across types)")
+        zero = Const(0, DType.I32)
+        # a COMPLEX array's parts are its leading dimension (parsers/fortran_complex.py)
+        dims = ([(zero, Const(1, DType.I32))] if sym is not None and sym.complex else []) + \
+            (sym.dims if sym is not None and sym.dims is not None else [])
+        if sym is None or sym.dims is None or (subs is None and len(dims) != p.rank) or \
+                (subs is not None and (len(subs) != len(sym.dims) or p.rank > len(dims))):
             raise Unsupported(f"call to {name.upper()} not inlined ({where}): array argument '{arg}' has another rank")
         self.ex.used.add(arg)
-        zero = Const(0, DType.I32)
-        starts = [zero] * len(sym.dims) if subs is None else \
+        starts = [zero] * len(dims) if subs is None else [zero] * (len(dims) - len(sym.dims)) + \
             [simplify(sub(coerce(self.ex.expr(x), DType.I32), lo)) for x, (lo, _) in zip(subs, sym.dims, strict=True)]
         for k in range(p.rank):
-            lo, hi = sym.dims[k]
+            lo, hi = dims[k]
             mine = simplify(ir.substitute(p.shape[k], mapping))  # type: ignore[arg-type]
             if hi is None:
                 continue  # an assumed-size last dimension: any length
