@@ -300,3 +300,37 @@ def test_a_jump_back_from_an_inner_loop_after_an_earlier_jump_skips_the_rest() -
             want.append(i)
     out = run(k, {"n": n, "nz": nz, "seed": 7}, {"iv": np.zeros(nz, dtype=np.int32)})
     assert list(out["iv"]) == want and out["seed"] == seed
+
+
+def test_a_labelled_construct_after_comment_lines_is_found() -> None:
+    # NPB FT's cfftz: the target of GO TO 160 is a DO construct preceded by a comment block
+    k = kernel("""      subroutine copyy(x, y, n, m)
+      integer n, m, l, j
+      double precision x(n), y(n)
+      do l = 1, m, 2
+        y(1) = y(1) + 1
+        if (l .eq. m) goto 160
+        y(1) = y(1) * 2
+      enddo
+      goto 180
+c---------------------------------------------------------------------
+c   Copy Y to X.
+c---------------------------------------------------------------------
+ 160  do j = 1, n
+        x(j) = y(j)
+      enddo
+ 180  continue
+      end
+""", "copyy")
+    for m in (3, 4):
+        y1, ran_160 = 0.0, False
+        for lv in range(1, m + 1, 2):
+            y1 += 1
+            if lv == m:
+                ran_160 = True
+                break
+            y1 *= 2
+        out = run(k, {"n": 3, "m": m}, {"x": np.zeros(3), "y": np.array([0.0, 5.0, 6.0])})
+        want_y = np.array([y1, 5.0, 6.0])
+        assert np.allclose(out["y"], want_y)
+        assert np.allclose(out["x"], want_y if ran_160 else np.zeros(3))
