@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from parsers.fortran_stmts import StmtLowerer
 
 RETURN = "return"
+STOP = "kt_stop"
 
 
 @dataclass
@@ -53,6 +54,7 @@ class LoopFrame:
 @dataclass
 class Jumps:
     flags: dict[str, Flag] = field(default_factory=dict)  # by label ("40") or RETURN
+    stops: list[ir.HostCall] = field(default_factory=list)  # STOPs inside loops, made at the routine's end
     loops: list[LoopFrame] = field(default_factory=list)
     depth: int = 0  # loops (DO, DO WHILE, formed by GO TO) around the statement being lowered
 
@@ -215,14 +217,53 @@ def ret(sl: StmtLowerer, node: object) -> tuple[ir.Stmt, ...]:
 
 
 def routine_body(sl: StmtLowerer, nodes: list[object]) -> tuple[ir.Stmt, ...]:
-    """A routine's executable statements; a RETURN inside a loop skips the rest."""
+    """A routine's executable statements; a RETURN inside a loop skips the rest, a STOP inside
+    a loop too, and the routine then stops on the host."""
     flag = sl.jumps.open(sl, RETURN, "kt_return")
     body = lower_block(sl, nodes)
     flag.open = False
     if not set_flags(body, {flag.name}):
         del sl.extra_locals[flag.name]
         return body
-    return (ir.Assign(Var(flag.name, DType.I32), Const(0, DType.I32)), *body)
+    code = Var(STOP, DType.I32)
+    stops: list[ir.Stmt] = [ir.If(BinOp("eq", code, Const(k, DType.I32), DType.BOOL), (stmt,))
+                            for k, stmt in enumerate(sl.jumps.stops, start=1)]
+    first: list[ir.Stmt] = [ir.Assign(code, Const(0, DType.I32))] if stops else []
+    return (*first, ir.Assign(Var(flag.name, DType.I32), Const(0, DType.I32)), *body, *stops)
+
+
+def stop_in_loop(sl: StmtLowerer, stmt: ir.HostCall) -> tuple[ir.Stmt, ...]:
+    """A STOP inside a loop, where device code runs and cannot end the program: it records
+    which STOP it is in ``kt_stop`` and leaves like a RETURN; the routine makes the STOP on the
+    host at its end. A STOP whose code is not a constant stays (the routine is refused)."""
+    flag = sl.jumps.flags.get(RETURN)
+    if sl.jumps.depth == 0 or flag is None or not all(isinstance(a, Const) for a in stmt.args):
+        return (stmt,)
+    sl.jumps.stops.append(stmt)
+    sl.extra_locals[STOP] = ir.Scalar(STOP, DType.I32)
+    return (ir.Assign(Var(STOP, DType.I32), Const(len(sl.jumps.stops), DType.I32)),
+            ir.Assign(Var(flag.name, DType.I32), Const(1, DType.I32)))
+
+
+def stops_in_inlined(sl: StmtLowerer, body: tuple[ir.Stmt, ...]) -> tuple[ir.Stmt, ...]:
+    """An inlined callee's STOPs, where the call is inside a loop: each becomes the caller's
+    STOP inside a loop, then a RETURN from the callee (which skips the callee's rest)."""
+    if sl.jumps.depth == 0:
+        return body
+
+    def rewrite(stmts: tuple[ir.Stmt, ...]) -> tuple[ir.Stmt, ...]:
+        out: list[ir.Stmt] = []
+        for s in stmts:
+            if isinstance(s, ir.HostCall) and s.kind == "stop":
+                made = stop_in_loop(sl, s)
+                out.extend(made if made == (s,) else (*made, ir.Return()))
+            elif isinstance(s, ir.If):
+                out.append(ir.If(s.cond, rewrite(s.then), rewrite(s.orelse)))
+            else:
+                out.append(s)
+        return tuple(out)
+
+    return rewrite(body)
 
 
 def exit_cycle(sl: StmtLowerer, node: object) -> tuple[ir.Stmt, ...]:

@@ -455,7 +455,7 @@ class StmtLowerer:
             args = (self.ex.expr(code),)
         if isinstance(node, F2008.Error_Stop_Stmt) and not any(a.dtype.is_int for a in args):
             args = (*args, Const(1, DType.I32))
-        return (ir.HostCall("stop", "stop", args, line=self.orig_line(self.ex.line)),)
+        return jumps.stop_in_loop(self, ir.HostCall("stop", "stop", args, line=self.orig_line(self.ex.line)))
 
     def call_function(self, name: str, args: list[object], node: object) -> Expr:
         stmts, value = self.inline(name, args, node, function=True)
@@ -533,7 +533,7 @@ class StmtLowerer:
         for v in loop_vars - mapping.keys():
             mapping[v] = Var(tag + v, DType.I32)
         renamed = [_rename_loops(ir.substitute(s, mapping), tag, loop_vars) for s in body]  # type: ignore[arg-type]
-        new_body = tuple(_rename_arrays(s, arrays) for s in renamed)  # type: ignore[arg-type]
+        new_body = jumps.stops_in_inlined(self, tuple(_rename_arrays(s, arrays) for s in renamed))  # type: ignore[arg-type]
         if any(isinstance(n, ir.Return) for s in new_body for n in ir.walk(s)):
             try:
                 new_body = jumps.returns_to_flag(new_body, tag + "kt_return")

@@ -334,3 +334,50 @@ c---------------------------------------------------------------------
         want_y = np.array([y1, 5.0, 6.0])
         assert np.allclose(out["y"], want_y)
         assert np.allclose(out["x"], want_y if ran_160 else np.zeros(3))
+
+
+def test_a_stop_inside_a_loop_leaves_it_and_stops_on_the_host_at_the_end() -> None:
+    got = lower("""      subroutine check(m, mx, x, n)
+      integer m, mx, n, i
+      double precision x(n)
+      if (m .gt. mx) then
+         write(*, *) 'bad m', m
+         stop
+      endif
+      do i = 1, n
+         x(i) = 2 * x(i)
+      end do
+      end
+
+      subroutine outer(m, u, x, n, k)
+      integer m, n, k, j, mx
+      double precision x(n, k), u(4)
+      do j = 1, k
+         mx = u(1)
+         call check(m, mx, x(1, j), n)
+      end do
+      end
+
+      subroutine scan2(x, n)
+      integer n, i
+      double precision x(n)
+      do i = 1, n
+         if (x(i) .lt. 0) then
+            print *, 'negative at', i
+            stop 3
+         end if
+         x(i) = sqrt(x(i))
+      end do
+      end
+""")
+    for name, code in (("outer", ()), ("scan2", (ir.Const(3, ir.DType.I32),))):
+        k = got[name]
+        assert isinstance(k, ir.Kernel), getattr(k, "reason", k)
+        last = k.body[-1]  # the STOP, made on the host once the loop has left
+        assert isinstance(last, ir.If) and isinstance(last.then[0], ir.HostCall) and last.then[0].args == code
+        assert not any(isinstance(n, ir.HostCall) and n.kind == "stop" for lp in loops(k) for n in ir.walk(lp))
+    x = np.array([4.0, 9.0, 16.0])
+    assert np.allclose(run(got["scan2"], {"n": 3}, {"x": x.copy()})["x"], np.sqrt(x))
+    xs = np.asfortranarray(np.arange(6.0).reshape(3, 2))
+    out = run(got["outer"], {"m": 1, "n": 3, "k": 2}, {"u": np.full(4, 5.0), "x": xs.copy()})
+    assert np.allclose(out["x"], 2 * xs)
