@@ -597,9 +597,9 @@ class StmtLowerer:
                               " is not a whole array or an element")
         sym = self.ex.scope.lookup(arg)
         if sym is not None and sym.complex != p.complex:
-            raise Unsupported(f"call to {name.upper()} not inlined ({where}): array argument '{arg}' is"
-                              f" {'COMPLEX' if sym.complex else 'real'}, {p.name} is {'COMPLEX' if p.complex else 'real'}"
-                              " (storage association across types)")
+            kinds = ("COMPLEX" if sym.complex else "real", "COMPLEX" if p.complex else "real")
+            raise Unsupported(f"call to {name.upper()} not inlined ({where}): array argument '{arg}' is {kinds[0]},"
+                              f" {p.name} is {kinds[1]} (storage association across types)")
         zero = Const(0, DType.I32)
         # a COMPLEX array's parts are its leading dimension (parsers/fortran_complex.py)
         dims = ([(zero, Const(1, DType.I32))] if sym is not None and sym.complex else []) + \
