@@ -483,8 +483,10 @@ def _assemble(name: str, args: list[str], result_name: str | None, body: tuple[i
                 if hi is None:
                     ext = assumed_extent(a, ex.accesses, body, arg_set, lo)
                     if ext is None:
+                        # a name no parameter has: validation asks for it, the generated code does
+                        # not build, until the workflow gives the array's shape
                         notes.append(f"extent of assumed-size {a} unknown: give it in the workflow's shapes:")
-                        ext = Const(0, DType.I32)
+                        ext = Var(f"{a}_extent", DType.I32)
                     shape.append(ext)
                 else:
                     shape.append(simplify(ir.BinOp("add", ir.BinOp("sub", hi, lo, DType.I32),
@@ -620,6 +622,8 @@ def _shape_globals(params: list[ir.Decl], scope: Scope, name: str) -> list[ir.De
             continue
         for e in (*p.shape, *p.lower):
             for n in sorted({v.name for v in ir.walk(e) if isinstance(v, Var)} - have):
+                if n == f"{p.name}_extent" and scope.lookup(n) is None:
+                    continue  # an assumed-size extent the workflow has to give
                 sym = scope.lookup(n)
                 if sym is None or sym.binding is None or sym.dims is not None:
                     raise Unsupported(f"the shape of {p.name} in {name} depends on '{n}', which {name} cannot see")

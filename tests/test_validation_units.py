@@ -299,3 +299,22 @@ def test_golden_check_selects_regions_whose_files_changed(tmp_path: Path, capsys
     assert capsys.readouterr().out.strip() == "added,edited"
     assert golden_main([str(new), "--targets", "cuda", "--since", str(old), "--list"]) == 0
     assert capsys.readouterr().out.strip() == ""
+
+
+def test_an_assumed_size_array_of_unknown_extent_is_not_validated_at_a_guess() -> None:
+    # NPB CG's sprnvc: v(*) and iv(*) are written up to a count the routine computes
+    from parsers.fortran import parse_source
+
+    (k,) = parse_source("""      subroutine fill(v, nz)
+      integer nz, nzv
+      double precision v(*)
+      nzv = 0
+ 10   continue
+      nzv = nzv + 1
+      v(nzv) = nzv
+      if (nzv .lt. nz) goto 10
+      end
+""", "t.f", fixed_form=True).kernels
+    assert isinstance(k, ir.Kernel) and "extent of assumed-size v unknown" in k.notes[0]
+    with pytest.raises(Exception, match="extent of the assumed-size array 'v' is unknown.*under shapes:"):
+        make_case(k, {"nz": 4}, {}, {}, 1)

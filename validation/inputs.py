@@ -255,6 +255,9 @@ def make_case(kernel: ir.Kernel, sizes: Mapping[str, int], values: Mapping[str, 
                 shape.append(max(1, int(ir.evaluate(e, env))))  # type: ignore[arg-type]
             except KeyError as exc:
                 name = str(exc.args[0]).split("'")[1] if "'" in str(exc.args[0]) else str(exc.args[0])
+                if name == f"{a.name}_extent":  # parsers/fortran.py: an assumed size nothing bounds
+                    raise ValidationError(f"the extent of the assumed-size array '{a.name}' is unknown (kernel"
+                                          f" {kernel.name}, {kernel.origin}): give its shape under shapes:") from None
                 raise ValidationError(
                     f"no size given for '{name}' (kernel {kernel.name}, {kernel.origin}; extent {k + 1} of "
                     f"'{a.name}' is {ir.expr_str(e)}); add it under sizes:") from None
