@@ -63,7 +63,7 @@ def local_definitions(body: tuple[ir.Stmt, ...]) -> dict[str, Expr]:
                                                        and a.target.name in both)))
                 visit(tuple(a for a in s.orelse if not (isinstance(a, ir.Assign) and isinstance(a.target, Var)
                                                          and a.target.name in both)))
-            elif isinstance(s, ir.Loop):
+            elif isinstance(s, (ir.Loop, ir.While)):
                 in_loops.update(a.target.name for a in ir.walk(s) if isinstance(a, ir.Assign)
                                 and isinstance(a.target, Var))
 
@@ -138,8 +138,8 @@ def assumed_extent(array: str, accesses: list[Access], body: tuple[ir.Stmt, ...]
                     cand = None
                     break
             fit = _coef(idx, loop.var)
-            if fit is None:
-                continue
+            if fit is None or fit[0] == Const(0, DType.I32):
+                continue  # the index does not move with this loop: an outer one, or none
             coef, _rest = fit
             if stride_var is not None and coef in (one, Var(stride_var, DType.I32)):
                 strided.append((loop.last, stride_var))
@@ -149,9 +149,8 @@ def assumed_extent(array: str, accesses: list[Access], body: tuple[ir.Stmt, ...]
             elif isinstance(coef, Var) and coef.name in params:
                 strided.append((add(one, mul(sub(loop.last, one), _abs(coef))), coef.name))
             break
-        else:
-            if not acc.loops and isinstance(idx, Const):
-                cand = idx
+        else:  # no loop moves the index: it reaches its own value (``lhs(m, ni)``)
+            cand = idx
         if cand is not None:
             plain.append((cand, acc.guards))
     stride_names = {s for _, s in strided}

@@ -435,3 +435,21 @@ end subroutine""", "carried")
     # w(1) is never written in an iteration: it carries the previous row's values
     assert loops(k)[0].kind is ir.LoopKind.SERIAL
     assert all(len(d.shape) == 1 for d in analyze(k).locals if isinstance(d, ir.Array))
+
+
+def test_assumed_size_extent_reaches_an_index_no_loop_moves() -> None:
+    # NPB SP's lhsinit: lhs(5, 0:*) written at lhs(m, 0) and lhs(m, ni) inside a loop over m
+    src = """      subroutine lhsinit(ni, lhs)
+      integer ni, m
+      double precision lhs(5, 0:*)
+      do m = 1, 5
+         lhs(m, 0) = 0.0d0
+         lhs(m, ni) = 0.0d0
+      end do
+      lhs(3, ni) = 1.0d0
+      end
+"""
+    (k,) = parse_source(src, "t.f", fixed_form=True).kernels
+    assert isinstance(k, ir.Kernel)
+    lhs = k.param("lhs")
+    assert ir.evaluate(lhs.shape[1], {"ni": 7}) == 8  # indices 0..ni
