@@ -318,3 +318,23 @@ def test_an_assumed_size_array_of_unknown_extent_is_not_validated_at_a_guess() -
     assert isinstance(k, ir.Kernel) and "extent of assumed-size v unknown" in k.notes[0]
     with pytest.raises(Exception, match="extent of the assumed-size array 'v' is unknown.*under shapes:"):
         make_case(k, {"nz": 4}, {}, {}, 1)
+
+
+def test_logical_arrays_get_logical_values() -> None:
+    # TeaLeaf's zero_boundary(4): random integers 1..10 were read as .TRUE. by gfortran and as
+    # not .TRUE. by the C++ test `== true`
+    from parsers.fortran import parse_source
+
+    (k,) = parse_source("""subroutine zb(n, flags, x)
+  integer :: n, i
+  logical :: flags(4)
+  real(8) :: x(n)
+  do i = 1, n
+    if (flags(1) .eqv. .true.) x(i) = 0.0d0
+  end do
+end subroutine""", "t.f90", fixed_form=False).kernels
+    assert isinstance(k, ir.Kernel)
+    seen: set[int] = set()
+    for seed in range(6):
+        seen |= set(make_case(k, {"n": 4}, {}, {}, seed).arrays["flags"].tolist())
+    assert seen == {0, 1}

@@ -269,6 +269,10 @@ def make_case(kernel: ir.Kernel, sizes: Mapping[str, int], values: Mapping[str, 
             found, val = lookup(values, a.name)
             if found:
                 arr = np.array(np.broadcast_to(np.asarray(val, dtype=npdt), tuple(shape)), dtype=npdt, order=order)
+            elif a.dtype == ir.DType.BOOL and not lookup(generators, a.name)[0]:
+                # LOGICAL: .FALSE. and .TRUE. as the compiler stores them (0 and 1); other
+                # integers are not LOGICAL values, and the languages read them differently
+                arr = np.asarray(rng.integers(0, 2, size=tuple(shape)), dtype=npdt, order=order)
             else:
                 found, spec = lookup(generators, a.name)
                 arr = np.asarray(generate(spec if found else "normal", tuple(shape), npdt, rng, project_dir),
