@@ -20,7 +20,7 @@ from fparser.two.utils import BinaryOpBase, UnaryOpBase
 
 from parsers.base import Unsupported
 from translate.ir import BinOp, Call, Const, DType, Expr, Load, Select, UnOp, Var
-from translate.simplify import simplify
+from translate.simplify import add, mul, simplify, sub
 
 if TYPE_CHECKING:
     from parsers.fortran_expr import ExprLowerer
@@ -191,27 +191,17 @@ def _neg(e: Expr) -> Expr:
 
 def _arith(op: str, a: Pair, b: Pair, t: DType, where: str = "") -> Pair:
     (ar, ai), (br, bi) = a, b
-
-    def mul(x: Expr, y: Expr) -> Expr:
-        return BinOp("mul", x, y, t)
-
-    def add(x: Expr, y: Expr) -> Expr:
-        return BinOp("add", x, y, t)
-
-    def sub(x: Expr, y: Expr) -> Expr:
-        return BinOp("sub", x, y, t)
-
-    if op == "+":
-        return simplify(add(ar, br)), simplify(add(ai, bi))
-    if op == "-":
-        return simplify(sub(ar, br)), simplify(sub(ai, bi))
     zero = Const(0.0, t)
+    if op == "+":
+        return add(ar, br), add(ai, bi)
+    if op == "-":
+        return sub(ar, br), sub(ai, bi)
     if op == "*":
         if bi == zero:  # by a real: each part, as the compiler does
-            return simplify(mul(ar, br)), simplify(mul(ai, br))
+            return mul(ar, br), mul(ai, br)
         if ai == zero:
-            return simplify(mul(ar, br)), simplify(mul(ar, bi))
-        return simplify(sub(mul(ar, br), mul(ai, bi))), simplify(add(mul(ar, bi), mul(ai, br)))
+            return mul(ar, br), mul(ar, bi)
+        return sub(mul(ar, br), mul(ai, bi)), add(mul(ar, bi), mul(ai, br))
     if op == "/" and bi == zero:
         return simplify(BinOp("div", ar, br, t)), simplify(BinOp("div", ai, br, t))
     if op == "/":

@@ -306,17 +306,12 @@ class _ModuleWriter:
                 self.host_stmts(seg.stmts)
             elif isinstance(seg, HostIf):
                 self.host_if(seg)
-            elif isinstance(seg, HostLoop):
+            elif isinstance(seg, (HostLoop, HostWhile)):  # a WHILE's condition is read on the host each time
+                head = f"for {py_name(seg.var)} in {self.host_range(seg.start, seg.stop, seg.step)}:" \
+                    if isinstance(seg, HostLoop) else f"while {self.host(seg.cond)}:"
                 self.pending.fetch_all()
                 self.known.forget()
-                with out.block(f"for {py_name(seg.var)} in {self.host_range(seg.start, seg.stop, seg.step)}:"):
-                    self.segs(seg.body)
-                    self.pending.fetch_all()
-                self.known.forget()
-            elif isinstance(seg, HostWhile):  # the condition is read on the host before every iteration
-                self.pending.fetch_all()
-                self.known.forget()
-                with out.block(f"while {self.host(seg.cond)}:"):
+                with out.block(head):
                     self.segs(seg.body)
                     self.pending.fetch_all()
                 self.known.forget()
