@@ -132,6 +132,11 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     print(f"cuda:   {cuda}")
     print(f"triton: {'runs on the GPU' if have.get('cuda-gpu') else 'runs in the interpreter (CPU)'}")
     print(f"reference (Fortran): {'f2py + gfortran' if have.get('gfortran') and have.get('f2py') else 'unavailable'}")
+    from validation import sandbox
+
+    probe = sandbox.probe()
+    print(f"sandbox: {probe.detail}" if probe.available else
+          f"sandbox: unavailable: {probe.detail}; LLM answers are not run, compiler output runs unsandboxed")
     print()
     return _doctor_ceilings(args)
 

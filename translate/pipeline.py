@@ -170,6 +170,16 @@ class WorkflowRun:
         errors = [*errors, *self._unknown_regions(kernels)]
         helpers = _helpers(kernels, self._files) if self.workflow.language == "fortran" else set()
         helpers = {h for h in helpers if not self.workflow.has_region(h)}
+        from validation import sandbox
+
+        agents = self.workflow.agent.enabled
+        if not sandbox.probe().available:
+            self.progress(f"warning: no sandbox here ({sandbox.probe().detail}): the compiler's translations "
+                          "run unsandboxed")
+        if agents and not sandbox.probe().available:
+            agents = False  # an LLM's answer is code nobody has read: it runs in a sandbox or not at all
+            errors.append(f"the LLM agent is configured but not run: its answers run only in a sandbox, and "
+                          f"there is none here ({sandbox.probe().detail}; see translate doctor)")
         regions: list[dict[str, Any]] = []
         for name, k in kernels.items():
             if name in helpers:
@@ -179,7 +189,7 @@ class WorkflowRun:
             if isinstance(k, ir.Opaque):
                 regions.append({"name": name, "source": k.origin.path, "line": k.origin.line,
                                 "status": "unsupported", "reason": k.reason, "targets": self.targets, "loops": [],
-                                "agent": self.workflow.agent.enabled and k.signature is not None})
+                                "agent": agents and k.signature is not None})
                 continue
             try:
                 analysed = self.analysed(name)
@@ -191,7 +201,7 @@ class WorkflowRun:
                 continue
             regions.append({"name": name, "source": k.origin.path, "line": k.origin.line, "status": "translated",
                             "reason": None, "targets": self.targets, "loops": loops,
-                            "fixer": self.workflow.agent.enabled,
+                            "fixer": agents,
                             **({"notes": list(k.notes)} if k.notes and name not in self._torch else {})})
         for r in regions:  # for coverage counts: main programs apart, routines with loops apart
             k = kernels[r["name"]]
@@ -533,7 +543,12 @@ class WorkflowRun:
             sources = sorted(p.name for p in folder.glob(pattern)) if folder.is_dir() else []
             if sources:
                 (folder / "CMakeLists.txt").write_text(make(self.workflow.name, sources))
-        json_path, md_path = write_reports(self.out_dir, self.workflow.name, entries, errors)
+        from validation import sandbox
+
+        probe = sandbox.probe()
+        notes = errors if probe.available else [*errors, f"warning: the translations ran without a sandbox: "
+                                                          f"{probe.detail}"]
+        json_path, md_path = write_reports(self.out_dir, self.workflow.name, entries, notes)
         self.progress(f"report: {md_path}")
         return json_path
 

@@ -24,6 +24,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from translate.atomic import write_atomic
 from translate.report_html import render_html
 
 TARGET_KEYS = ("status", "reason", "max_abs_err", "max_rel_err", "rel_l2_err", "trials", "files")
@@ -68,12 +69,12 @@ def write_reports(out_dir: Path, workflow: str, regions: list[dict[str, Any]],
     if notes:
         doc["notes"] = notes
     json_path = out_dir / "report.json"
-    json_path.write_text(json.dumps(doc, indent=2, default=str) + "\n")
+    write_atomic(json_path, json.dumps(doc, indent=2, default=str) + "\n")
     charts = write_charts(out_dir, workflow, regions)
     md_path = out_dir / "report.md"
     markdown = render_markdown(workflow, regions, notes or [], charts)
-    md_path.write_text(markdown)
-    (out_dir / "report.html").write_text(render_html(markdown, out_dir))
+    write_atomic(md_path, markdown)
+    write_atomic(out_dir / "report.html", render_html(markdown, out_dir))
     return json_path, md_path
 
 

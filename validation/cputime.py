@@ -28,7 +28,12 @@ def _stat_fields(stat: bytes) -> list[bytes]:
 
 def group_seconds(pgid: int) -> float:
     """CPU seconds used so far by process group ``pgid`` (0.0 once it is gone)."""
-    ticks = 0
+    return group_usage(pgid)[0]
+
+
+def group_usage(pgid: int) -> tuple[float, int]:
+    """CPU seconds used so far by process group ``pgid`` and how many processes it has now."""
+    ticks = count = 0
     for entry in os.scandir(PROC):
         if not entry.name.isdigit():
             continue
@@ -40,4 +45,5 @@ def group_seconds(pgid: int) -> float:
         # after the name: state ppid pgrp ... utime(11) stime(12) cutime(13) cstime(14)
         if len(fields) > 14 and int(fields[2]) == pgid:
             ticks += sum(int(x) for x in fields[11:15])
-    return ticks / os.sysconf("SC_CLK_TCK")
+            count += 1
+    return ticks / os.sysconf("SC_CLK_TCK"), count

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from translate import ir
+from validation.npz import read_npz
 from validation.signature import ValidationError
 
 INT_SENTINEL = -(2**31) + 1
@@ -80,17 +81,6 @@ class Case:
         """Scalars and arrays from an npz written by :meth:`save` (or golden)."""
         parts = read_npz(path)
         return parts.get("s", {}), parts.get("a", {})
-
-
-def read_npz(path: Path | str) -> dict[str, dict[str, Any]]:
-    """An npz of case data by key prefix: ``s:`` scalars (unwrapped), ``a:`` input
-    arrays, ``r:`` reference outputs -> ``{"s": {...}, "a": {...}, "r": {...}}``."""
-    parts: dict[str, dict[str, Any]] = {}
-    with np.load(path, allow_pickle=False) as z:
-        for key in z.files:
-            kind, _, name = key.partition(":")
-            parts.setdefault(kind, {})[name] = z[key][()] if kind == "s" else z[key]
-    return parts
 
 
 def lookup(mapping: Mapping[str, Any], name: str) -> tuple[bool, Any]:

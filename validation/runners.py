@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 
 from translate import ir
-from validation import cputime, toolchains
+from validation import cputime, sandbox, toolchains
 from validation.inputs import Case
 from validation.signature import signature
 
@@ -126,7 +126,8 @@ def _last_error(text: str) -> str:
 
 def run_process(cmd: list[str], what: str, timeout: float, cwd: Path | None = None,
                 env: dict[str, str] | None = None, progress: Path | None = None,
-                cpu_limit: float | None = None) -> ProcResult:
+                cpu_limit: float | None = None, max_processes: int | None = None,
+                exit_signals: bool = False) -> ProcResult:
     """Run ``cmd`` in its own process group; kill the whole group when it runs
     ``timeout`` wall-clock seconds or, given ``cpu_limit``, once the group has used
     ``cpu_limit`` seconds of CPU time (user + system of all its processes and threads,
@@ -138,7 +139,10 @@ def run_process(cmd: list[str], what: str, timeout: float, cwd: Path | None = No
     while a loop that never ends still is. ``timeout`` is then only the last resort
     against a process that sleeps or deadlocks without using the CPU. Where /proc is
     missing, ``cpu_limit`` is applied to wall-clock time instead. ``ProcResult.timed_out``
-    says which limit stopped it ("cpu" or "wall")."""
+    says which limit stopped it ("cpu" or "wall"). ``max_processes``: the group is killed
+    when it holds more processes than that at one reading (a fork bomb in a candidate).
+    ``exit_signals``: read an exit status above 128 as death by signal (status - 128), as a
+    sandbox's first process reports its child's."""
     t0 = time.perf_counter()
     if cpu_limit is not None and not cputime.available():
         timeout, cpu_limit = min(timeout, cpu_limit), None
@@ -160,13 +164,18 @@ def run_process(cmd: list[str], what: str, timeout: float, cwd: Path | None = No
                 pass
             now = time.perf_counter()
             step = progress is not None and progress.exists() and progress.stat().st_size != stamp
-            if cpu_limit is not None and (step or now >= next_poll):
+            if (cpu_limit is not None or max_processes) and (step or now >= next_poll):
                 # max: a group process reaped by a parent outside the group takes its time with it
-                used, next_poll = max(used, cputime.group_seconds(p.pid)), now + CPU_POLL_S
+                seconds, count = cputime.group_usage(p.pid)
+                used, next_poll = max(used, seconds), now + CPU_POLL_S
+                if max_processes and count > max_processes:
+                    timed_out = "processes"
             if step:
                 assert progress is not None
                 stamp, deadline, mark, started = progress.stat().st_size, now + timeout, used, now
-            if cpu_limit is not None and used - mark > cpu_limit:
+            if timed_out:
+                pass
+            elif cpu_limit is not None and used - mark > cpu_limit:
                 timed_out = "cpu"
             elif now > deadline:
                 timed_out = "wall"
@@ -181,6 +190,11 @@ def run_process(cmd: list[str], what: str, timeout: float, cwd: Path | None = No
         out = log.read()
     dt = time.perf_counter() - t0
     rc = p.returncode
+    if exit_signals and rc is not None and rc > 128 and rc - 128 in signal.valid_signals():
+        rc = 128 - rc
+    if timed_out == "processes":
+        return ProcResult(False, f"{what} was stopped: it started more than {max_processes} processes", None, out,
+                          dt)
     if timed_out == "cpu":
         spent = time.perf_counter() - started
         return ProcResult(False, f"{what} timed out: it used more than its limit of {cpu_limit:g} s of CPU time "
@@ -361,13 +375,21 @@ def _call(job: dict[str, Any], kernel: ir.Kernel, cases: list[Case], workdir: Pa
     progress = base / "progress"
     job = {**job, "cases": items, "progress": str(progress), **({"timing": timing} if timing else {})}
     (base / "job.json").write_text(json.dumps(job, indent=1))
-    cmd = [sys.executable, "-m", "validation.worker", str(base / "job.json")]
+    cmd = [sys.executable, "-P", "-m", "validation.worker", str(base / "job.json")]
+    extra = dict(env or {}) if timing else one_thread(env)
+    cwd, full_env, most, boxed = workdir, _py_env(extra), None, False
+    if job["mode"] != "reference" and sandbox.probe().available:
+        # a candidate sees its scratch folder (inputs, outputs) and its own library or launcher only
+        jail = sandbox.Jail(read_only=[Path(job["lib"])], writable=[base], env=extra, gpu=job.get("device") == "cuda"
+                            or bool(job.get("gpu")))
+        cmd, cwd, full_env, most, boxed = sandbox.command(cmd, jail, cwd=base), base, None, sandbox.MAX_PROCESSES, True
     if timing:
         # a timing run measures speed with every core it is given: held to wall-clock time (on a quiet machine)
-        r = run_process(cmd, what, timeout, cwd=workdir, env=_py_env(env), progress=progress)
+        r = run_process(cmd, what, timeout, cwd=cwd, env=full_env, progress=progress, max_processes=most,
+                        exit_signals=boxed)
     else:
-        r = run_process(cmd, what, WALL_CAP_FACTOR * timeout, cwd=workdir, env=_py_env(one_thread(env)),
-                        progress=progress, cpu_limit=timeout)
+        r = run_process(cmd, what, WALL_CAP_FACTOR * timeout, cwd=cwd, env=full_env, progress=progress,
+                        cpu_limit=timeout, max_processes=most, exit_signals=boxed)
     done = [json.loads(line) for line in progress.read_text().splitlines()] if progress.exists() else []
     results: list[RunResult] = []
     for k, item in enumerate(items):

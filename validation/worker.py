@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from validation.inputs import read_npz
+from validation.npz import read_npz
 
 _CTYPES = {"i32": ctypes.c_int32, "i64": ctypes.c_int64, "f32": ctypes.c_float, "f64": ctypes.c_double,
            "bool": ctypes.c_int32, "char": ctypes.c_char}
