@@ -105,7 +105,8 @@ def test_memory_and_process_limits(tmp_path: Path) -> None:
     r = run_process(sandbox.command([sys.executable, "-c", hog], sandbox.Jail(writable=[tmp_path])), "hog", 60,
                     exit_signals=True)
     assert not r.ok and "MemoryError" in r.output
-    bomb = "import os, time\nfor _ in range(200):\n    if os.fork() == 0:\n        time.sleep(30)\n        os._exit(0)\ntime.sleep(30)"
+    bomb = ("import os, time\nfor _ in range(200):\n    if os.fork() == 0:\n        time.sleep(30)\n"
+            "        os._exit(0)\ntime.sleep(30)")
     r = run_process(sandbox.command([sys.executable, "-c", bomb], sandbox.Jail(writable=[tmp_path])), "bomb", 60,
                     cpu_limit=30, max_processes=sandbox.MAX_PROCESSES, exit_signals=True)
     assert not r.ok and f"more than {sandbox.MAX_PROCESSES} processes" in r.reason
