@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -14,7 +15,7 @@ import pytest
 from tests.validation_kernels import ALL, DATA, DAXPY, DDOT, FORTRAN, MATVEC, SCALE, STENCIL, VSQRT
 from validation import golden, runners, toolchains
 from validation.inputs import is_poison, make_case
-from validation.region import RegionValidation, validate_region
+from validation.region import RegionValidation, other_deltas, validate_region
 
 pytestmark = [
     pytest.mark.slow,
@@ -97,23 +98,23 @@ def test_reference_common_block_and_character_flag(ref, cache) -> None:  # noqa:
 def test_good_candidates_validate_and_golden_round_trip(ref, cache, tmp_path) -> None:  # noqa: ANN001
     res = region(DAXPY, ref, cache, dirs("good", "kokkos", "triton", "cuda"), {"n": 50}, {"incx": [1, -2]},
                  golden_root=tmp_path / "out" / "golden")
-    assert res.reference_ok and len(res.cases) == 6  # (2 trials + 1 other size) x 2 strides
-    assert {c["sizes"]["n"] for c in res.cases} == {50, 53}
+    assert res.reference_ok and len(res.cases) == 8  # (2 trials + 2 other sizes) x 2 strides
+    assert {c["sizes"]["n"] for c in res.cases} == {50, *(50 + d for d in other_deltas(1234))}
     for t in ("kokkos", "triton"):
         tv = res.targets[t]
         assert tv.status == "validated", tv.reason
-        assert tv.trials == 6 and tv.max_rel_err < 1e-13 and len(tv.comparisons) == 6
+        assert tv.trials == 8 and tv.max_rel_err < 1e-13 and len(tv.comparisons) == 8
     assert res.targets["cuda"].status == ("validated" if toolchains.has_gpu() else "compiled")
     # golden files: inputs + reference outputs + signature, enough without gfortran
     gdir = tmp_path / "out" / "golden" / "daxpy"
-    assert res.golden_dir == gdir and golden.cases(gdir) == [f"case{k}" for k in range(6)]
-    meta = json.loads((gdir / "case3.json").read_text())
-    assert meta["values"] == {"incx": -2} and meta["seed"] == res.cases[3]["seed"]
+    assert res.golden_dir == gdir and golden.cases(gdir) == [f"case{k}" for k in range(8)]
+    meta = json.loads((gdir / "case4.json").read_text())
+    assert meta["values"] == {"incx": -2} and meta["seed"] == res.cases[4]["seed"]
     assert [p["shape"] for p in meta["signature"]["params"] if p["kind"] == "array"] == [[99], [50]]
-    with np.load(gdir / "case3.npz") as z:
+    with np.load(gdir / "case4.npz") as z:
         assert {"s:n", "s:incx", "a:dx", "a:dy", "r:dy"} <= set(z.files)
     comps = golden.validate_against_golden("triton", CAND / "good" / "triton", gdir, cache_dir=cache)
-    assert len(comps) == 6 and all(c.ok for c in comps) and max(c.max_rel_err for c in comps) < 1e-13
+    assert len(comps) == 8 and all(c.ok for c in comps) and max(c.max_rel_err for c in comps) < 1e-13
     bad = golden.validate_against_golden("kokkos", CAND / "offbyone" / "kokkos", gdir, cache_dir=cache)
     assert not any(c.ok for c in bad) and bad[0].reason.startswith("case0: dy(50): candidate")
     # the GPU-machine command, here on CPU: exit 0, then 1 once a target is wrong
@@ -134,7 +135,7 @@ def test_reduction_common_and_flags_validate(ref, cache) -> None:  # noqa: ANN00
     assert res.status("kokkos") == "validated", res.targets["kokkos"].reason
     assert set(res.targets["kokkos"].comparisons[0].per_output) == {"x", "total"}
     res = region(MATVEC, ref, cache, dirs("good", "kokkos"), {"m": 9, "n": 6, "lda": 11}, {"trans": ["N", "T"]})
-    assert res.status("kokkos") == "validated" and res.targets["kokkos"].trials == 6
+    assert res.status("kokkos") == "validated" and res.targets["kokkos"].trials == 8
 
 
 @needs_kokkos
@@ -158,7 +159,7 @@ def test_off_by_one_and_wrong_stride_sign(ref, cache) -> None:  # noqa: ANN001
     assert "dy(50): candidate" in tv.reason and "1 of 50 elements beyond" in tv.reason
     res = region(DAXPY, ref, cache, dirs("stride", "triton"), {"n": 50}, {"incx": [1, -2]})
     tv = res.targets["triton"]
-    assert tv.status == "failed" and tv.trials == 3  # right for incx=1, wrong from the first incx=-2 trial
+    assert tv.status == "failed" and tv.trials == 4  # right for incx=1, wrong from the first incx=-2 trial
     assert "incx=-2" in tv.reason and "dy(1): candidate" in tv.reason
 
 
@@ -187,50 +188,74 @@ def test_crash_and_hang_fail_only_their_target(ref, cache) -> None:  # noqa: ANN
            "n=10): candidate timed out" in tv.reason
 
 
-# DAXPY that first burns {burn} seconds of CPU time; {update} is the element update
-SLOW_DAXPY = """#include <ctime>
-extern "C" void kt_daxpy(int n, double da, double* dx, int incx, double* dy, int incy) {{
+# DAXPY that first burns {burn} seconds of CPU time; {update} is the element update. A kernel may
+# not read a clock (validation.symbols), so it burns by counting at {rate} iterations per CPU
+# second, measured by CALIBRATE (a program of the test's own, not a candidate)
+SLOW_DAXPY = """extern "C" void kt_daxpy(int n, double da, double* dx, int incx, double* dy, int incy) {{
   volatile double sink = 0;
-  const std::clock_t t0 = std::clock();
-  while (std::clock() - t0 < ({burn}) * CLOCKS_PER_SEC) sink = sink + 1;
+  const long burn = (long)(({burn}) * {rate});
+  for (long k = 0; k < burn; ++k) sink = sink + 1;
   if (n <= 0 || da == 0.0) return;
   const long ix0 = incx < 0 ? (long)(-n + 1) * incx : 0, iy0 = incy < 0 ? (long)(-n + 1) * incy : 0;
   for (int i = 0; i < n; ++i) dy[iy0 + (long)i * incy] {update};
 }}
 """
+CALIBRATE = """#include <cstdio>
+#include <ctime>
+int main() {
+  volatile double sink = 0;
+  const long n = 300000000;
+  const std::clock_t t0 = std::clock();
+  for (long k = 0; k < n; ++k) sink = sink + 1;
+  std::printf("%.6g\\n", n / ((double)(std::clock() - t0) / CLOCKS_PER_SEC));
+}
+"""
+# a seed whose second other size is the workflow size + 10: its trials, halved on a retry, stay at
+# n <= 15, where the slow kernels below finish in time
+SLOW_SEED = next(s for s in range(1, 100_000) if other_deltas(s)[1] == 10)
+
+
+def _burn_rate(tmp_path: Path) -> float:
+    (tmp_path / "calibrate.cpp").write_text(CALIBRATE)
+    subprocess.run(["g++", "-O2", str(tmp_path / "calibrate.cpp"), "-o", str(tmp_path / "calibrate")], check=True)
+    return float(subprocess.run([str(tmp_path / "calibrate")], capture_output=True, text=True, check=True).stdout)
+
+
 RIGHT, WRONG = "+= da * dx[ix0 + (long)i * incx]", "+= da"
 CUBIC, ABOVE_15 = "2.5e-4 * n * n * n", "n > 15 ? 60.0 : 0.0"  # 2 s at n=20, 0.25 s at n=10; a minute above 15
 
 
 @needs_kokkos
 def test_a_timed_out_trial_is_retried_at_smaller_sizes(ref, cache, tmp_path) -> None:  # noqa: ANN001
+    rate = _burn_rate(tmp_path)
+
     def cand(name: str, burn: str, update: str) -> dict[str, Path]:
         (tmp_path / name).mkdir()
-        (tmp_path / name / "daxpy_kokkos.cpp").write_text(SLOW_DAXPY.format(burn=burn, update=update))
+        (tmp_path / name / "daxpy_kokkos.cpp").write_text(SLOW_DAXPY.format(burn=burn, update=update, rate=rate))
         return {"kokkos": tmp_path / name}
 
     slow = cand("slow", CUBIC, RIGHT)
-    # right but slow: n=20 runs out of its 1 s; retried at n=10 and 12 (the other size, 23, halved), it
+    # right but slow: n=20 runs out of its 1 s; retried at n=10 and the other sizes halved (n <= 15), it
     # matches, taking a time that explains the timeout at n=20
-    res = region(DAXPY, ref, cache, slow, {"n": 20}, trials=1, timeout=1)
+    res = region(DAXPY, ref, cache, slow, {"n": 20}, trials=1, timeout=1, seed=SLOW_SEED)
     tv = res.targets["kokkos"]
-    assert tv.status == "validated" and tv.trials == 2 and len(tv.comparisons) == 2, tv.reason
-    assert tv.reason.startswith("kokkos trial 1 (workflow size, seed 1234, n=20): candidate timed out: it used more "
-                                "than its limit of 1 s of CPU time")
+    assert tv.status == "validated" and tv.trials == 3 and len(tv.comparisons) == 3, tv.reason
+    assert tv.reason.startswith(f"kokkos trial 1 (workflow size, seed {SLOW_SEED}, n=20): candidate timed out: "
+                                "it used more than its limit of 1 s of CPU time")
     assert tv.reason.endswith("; validated on the retry at smaller sizes")
     # a wrong kernel fails on the retry: a timeout never stands in for a match
-    res = region(DAXPY, ref, cache, cand("wrong", CUBIC, WRONG), {"n": 20}, trials=1, timeout=1)
+    res = region(DAXPY, ref, cache, cand("wrong", CUBIC, WRONG), {"n": 20}, trials=1, timeout=1, seed=SLOW_SEED)
     tv = res.targets["kokkos"]
     assert tv.status == "failed" and tv.trials == 0
-    assert tv.reason.startswith("kokkos trial 1 (workflow size, retried smaller after a timeout, seed 1234, n=10): "
-                                "dy(")
+    assert tv.reason.startswith(f"kokkos trial 1 (workflow size, retried smaller after a timeout, seed {SLOW_SEED}, "
+                                "n=10): dy(")
     # a kernel that never finishes above n=15 matches at once when retried smaller: not validated
-    res = region(DAXPY, ref, cache, cand("stuck", ABOVE_15, RIGHT), {"n": 20}, trials=1, timeout=1)
+    res = region(DAXPY, ref, cache, cand("stuck", ABOVE_15, RIGHT), {"n": 20}, trials=1, timeout=1, seed=SLOW_SEED)
     tv = res.targets["kokkos"]
     assert tv.status == "inconclusive", tv.reason
     assert tv.reason.endswith("the size does not explain the timeout (does it never finish above some size?)")
     # n pinned by values: nothing to shrink, so no retry, and still inconclusive
-    res = region(DAXPY, ref, cache, slow, {}, {"n": 20}, trials=1, timeout=1)
+    res = region(DAXPY, ref, cache, slow, {}, {"n": 20}, trials=1, timeout=1, seed=SLOW_SEED)
     tv = res.targets["kokkos"]
     assert tv.status == "inconclusive" and tv.trials == 0
     assert tv.reason.endswith("; no retry at smaller sizes: no size of the trial can shrink")

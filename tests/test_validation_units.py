@@ -14,7 +14,7 @@ from translate import ir
 from validation import toolchains
 from validation.compare import compare, compare_output
 from validation.inputs import INT_SENTINEL, generate, is_poison, make_case, poison_value
-from validation.region import alternate_sizes, expand_values, plan_cases
+from validation.region import alternate_sizes, expand_values, other_deltas, plan_cases
 from validation.signature import ValidationError, kernel_from_signature, signature
 
 REPO = Path(__file__).resolve().parent.parent
@@ -103,9 +103,20 @@ def test_values_pin_arrays_and_plan() -> None:
         {"trans": "N", "incx": 1, "lda": 5}, {"trans": "N", "incx": -2, "lda": 5},
         {"trans": "T", "incx": 1, "lda": 5}, {"trans": "T", "incx": -2, "lda": 5}]
     plan = plan_cases({"n": 10}, {"incx": [1, -2]}, trials=2, seed=100)
+    d1, d2 = other_deltas(100)
     assert [(p[0]["n"], p[1]["incx"], p[2]) for p in plan] == [
-        (10, 1, 100), (10, 1, 101), (13, 1, 102), (10, -2, 103), (10, -2, 104), (13, -2, 105)]
-    assert alternate_sizes({"n": 10, "lda": 12}) == {"n": 13, "lda": 15}
+        (10, 1, 100), (10, 1, 101), (10 + d1, 1, 102), (10 + d2, 1, 103),
+        (10, -2, 104), (10, -2, 105), (10 + d1, -2, 106), (10 + d2, -2, 107)]
+    assert alternate_sizes({"n": 10, "lda": 12}, 3) == {"n": 13, "lda": 15}
+
+
+def test_other_sizes_are_drawn_from_the_seed() -> None:
+    """Two other sizes per validation, one small step and one that crosses a block, varying with
+    the (secret) seed: code cannot be written for a fixed n + 3."""
+    drawn = {tuple(other_deltas(seed)) for seed in range(200)}
+    assert len(drawn) > 50
+    for d1, d2 in drawn:
+        assert 1 <= d1 <= 9 < 10 <= d2 <= 37
 
 
 def test_signature_round_trip() -> None:
@@ -266,7 +277,7 @@ def test_values_for_arguments_the_routine_lacks_are_dropped() -> None:
     assert expand_values([{"incx": 1, "incy": 1}, {"incx": 1, "incy": 3}], names) == [{"incx": 1}]
     assert expand_values({"incy": [1, 3]}, names) == [{}]
     plan = plan_cases({"n": 10}, {"incx": [1, 2], "incy": [1, 3]}, trials=1, seed=0, names=names)
-    assert [p[1] for p in plan] == [{"incx": 1}, {"incx": 1}, {"incx": 2}, {"incx": 2}]
+    assert [p[1] for p in plan] == [{"incx": 1}] * 3 + [{"incx": 2}] * 3
 
 
 def test_compile_cache_given_as_a_relative_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -3,8 +3,8 @@ unsupported), the fixer (a translation that failed to build or validate) and the
 (a validated translation below the roofline fraction).
 
 Every answer passes the same gate before it is trusted: one fenced code block, the static
-anti-cheat check (``validation.anticheat``), then the region's validation on seeds derived
-from the answer itself (never the compiler's) plus the trial at another size; the optimizer's
+anti-cheat check (``validation.anticheat``), then the region's validation on fresh secret
+seeds (never the compiler's, never derived from the answer) plus the trials at other sizes; the optimizer's
 answers are also timed, in turns with the current version, and a speedup above 10x is
 flagged (or rejected when the answer's own timings disagree). Each role has a cap of LLM
 calls (``agent.attempts``); every attempt goes in the report with its status, reason, tokens
@@ -13,8 +13,8 @@ and cost.
 
 from __future__ import annotations
 
-import hashlib
 import re
+import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,13 +48,22 @@ ANSWER_LIMIT = 60_000  # characters of code accepted from one answer
 class Verdict:
     """The gate's decision on one answer."""
 
-    status: str  # "validated" | "compiled" (CUDA without a GPU here) | "failed" | "rejected"
+    # "validated" | "pending" (it compiled; nothing here can run it: `translate check` on a machine
+    # that can decides) | "failed" | "rejected"
+    status: str
     reason: str | None = None
     details: str = ""  # condensed errors for the fixer
 
     @property
     def accepted(self) -> bool:
-        return self.status in ("validated", "compiled")
+        """Accepted means validated: an answer that only compiled is not."""
+        return self.status == "validated"
+
+    @property
+    def kept(self) -> bool:
+        """Whether the answer ends the conversation and stays in the output: validated, or
+        pending (no further answer could be judged here either)."""
+        return self.status in ("validated", "pending")
 
 
 def prompt(template: str, **fields: str) -> str:
@@ -78,9 +87,11 @@ def candidate_file(out_dir: Path, target: str, name: str) -> Path:
     return out_dir / target / f"{name}_{target}.{ext}"
 
 
-def answer_seed(code: str) -> int:
-    """Validation seed of one answer: from its text, so never the one the compiler's code ran with."""
-    return 10_000 + int(hashlib.sha256(code.encode()).hexdigest()[:6], 16)
+def answer_seed() -> int:
+    """A fresh secret validation seed for one answer: nothing in the answer (its text, a comment
+    changed until a constant output matches) can choose its test data; the other sizes are drawn
+    from it too (``validation.region.other_deltas``)."""
+    return 10_000 + secrets.randbelow(2**30)
 
 
 def condense(reason: str | None, limit: int = 1500) -> str:
@@ -140,7 +151,7 @@ def converse(client: LLMClient, role: str, name: str, target: str, first: str, c
                                       reply.cost_usd, reply.cached))
         progress(f"{name}: {target} {role} attempt {n}: {verdict.status}"
                  + (f" ({verdict.reason[:160]})" if verdict.reason and not verdict.accepted else ""))
-        if verdict.accepted and code is not None:
+        if verdict.kept and code is not None:
             return code, verdict, attempts
         messages += [{"role": "assistant", "content": reply.text},
                      {"role": "user", "content": follow_up(code or reply.text, verdict)}]
@@ -169,9 +180,12 @@ def _judge(run: Any, name: str, kernel: ir.Kernel, target: str, path: Path) -> C
     def judge(code: str) -> Verdict:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(code if code.endswith("\n") else code + "\n")
-        tv = run.validate_written(name, kernel, target, answer_seed(code))
+        tv = run.validate_written(name, kernel, target, answer_seed())
+        if tv.status == "compiled":
+            return Verdict("pending", f"{tv.reason or 'compiled'}: pending until validated where it can run "
+                                      f"(`translate check OUT --targets {target}` on a machine with a GPU)")
         details = condense(tv.reason) if tv.status != "validated" else ""
-        return Verdict(tv.status if tv.status in ("validated", "compiled") else "failed", tv.reason or None, details)
+        return Verdict(tv.status if tv.status == "validated" else "failed", tv.reason or None, details)
 
     return judge
 

@@ -518,7 +518,7 @@ class WorkflowRun:
                      "model_new": model_file, **({"model_new_reason": why_not} if why_not else {})}
         status = "translated"
         if region.get("agent"):  # the compiler's reason stays; the translation, if any, is the agent's
-            accepted = any(e.get("status") in ("validated", "compiled") for e in targets.values())
+            accepted = any(e.get("status") in ("validated", "pending") for e in targets.values())
             status = "translated" if accepted else "unsupported"
             extra["translated_by"] = "llm agent" if accepted else None
         extra.update(kind=region.get("kind", "routine"), holds_loops=region.get("holds_loops"))

@@ -1,9 +1,10 @@
 """The validation protocol for one region (DESIGN.md, "Validation protocol").
 
 ``validate_region`` builds the reference once, runs several trials with
-fresh seeds at the workflow sizes plus one at a different size (every size
-plus 3: generated code must not hard-code shapes, and additive constraints
-such as LDA >= N+2 still hold), for every combination of ``values`` given as
+fresh seeds at the workflow sizes plus two at other sizes (every size plus a
+delta drawn from the seed, one in each range of ``OTHER_SIZE_DELTAS``: generated
+code must not hard-code shapes, and additive constraints such as LDA >= N+2 still
+hold), for every combination of ``values`` given as
 lists, runs every candidate target on the same inputs, compares, records
 golden data, and returns one status per target. A run that exceeds its time
 limit decides nothing: the target is "inconclusive", and its trials from the one
@@ -13,6 +14,7 @@ that ran out of time are retried once at smaller sizes (``validation.limits``).
 from __future__ import annotations
 
 import itertools
+import random
 import shutil
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -37,7 +39,9 @@ from validation.signature import ValidationError
 from validation.signature import reduces as kernel_reduces
 
 STATUSES = ("validated", "compiled", "failed", "unsupported", "inconclusive")
-ALT_SIZE_DELTA = 3
+# the ranges the deltas of the other-size trials are drawn from (one trial per range): a small
+# step, and one that crosses a block of 16 or 32 elements
+OTHER_SIZE_DELTAS = ((1, 9), (10, 37))
 
 
 @dataclass
@@ -92,8 +96,15 @@ def expand_values(values: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None
     return [dict(zip(keys, combo, strict=True)) for combo in itertools.product(*options)]
 
 
-def alternate_sizes(sizes: Mapping[str, int]) -> dict[str, int]:
-    return {k: int(v) + ALT_SIZE_DELTA for k, v in sizes.items()}
+def other_deltas(seed: int) -> list[int]:
+    """The deltas of the other-size trials of a validation seeded ``seed`` (one per range of
+    ``OTHER_SIZE_DELTAS``): as secret as the seed, so code cannot be written for them."""
+    rng = random.Random(seed * 7919 + 17)
+    return [rng.randint(lo, hi) for lo, hi in OTHER_SIZE_DELTAS]
+
+
+def alternate_sizes(sizes: Mapping[str, int], delta: int) -> dict[str, int]:
+    return {k: int(v) + delta for k, v in sizes.items()}
 
 
 def plan_cases(sizes_list: Mapping[str, int] | Sequence[Mapping[str, int]],
@@ -110,8 +121,9 @@ def plan_cases(sizes_list: Mapping[str, int] | Sequence[Mapping[str, int]],
             for _ in range(max(1, trials)):
                 plan.append((sizes, vals, seed + k, "workflow size"))
                 k += 1
-        plan.append((alternate_sizes(all_sizes[0]), vals, seed + k, f"different size (+{ALT_SIZE_DELTA})"))
-        k += 1
+        for delta in other_deltas(seed):
+            plan.append((alternate_sizes(all_sizes[0], delta), vals, seed + k, f"different size (+{delta})"))
+            k += 1
     return plan
 
 

@@ -39,8 +39,9 @@ from typing import Any
 
 import numpy as np
 
+from targets import host_calls
 from translate import ir
-from validation import cputime, sandbox, toolchains
+from validation import cputime, sandbox, symbols, toolchains
 from validation.inputs import Case
 from validation.signature import signature
 
@@ -459,15 +460,36 @@ def build_candidate(target: str, files_dir: Path, kernel: ir.Kernel, cache_dir: 
         info = toolchains.find_kokkos()
         if info is None or not shutil.which("g++"):
             return CandidateBuild(False, "unsupported", "Kokkos or g++ not found (see translate doctor)")
-        cmd = ["g++", "-std=c++17", "-O2", "-fPIC", "-shared", f"-I{info.include}", f"-I{src.parent}", str(src),
-               "-o", "{out}", f"-L{info.lib_dir}", f"-l{info.lib}", f"-Wl,-rpath,{info.lib_dir}"]
-        if "OpenMP" in info.backends:
-            cmd.insert(1, "-fopenmp")
+        omp = ["-fopenmp"] if "OpenMP" in info.backends else []
+        cmd = ["g++", *omp, "-std=c++17", "-O2", "-fPIC", "-c", f"-I{info.include}", f"-I{src.parent}", str(src),
+               "-o", "{obj}"]
+        link = ["g++", *omp, "-shared", "{obj}", "-o", "{out}", f"-L{info.lib_dir}", f"-l{info.lib}",
+                f"-Wl,-rpath,{info.lib_dir}"]
+        tools = [Path(info.include), Path(info.lib_dir)]
     else:
         if not shutil.which("nvcc"):
             return CandidateBuild(False, "unsupported", "nvcc not found (see translate doctor)")
-        cmd = nvcc_command(src, src.parent)
-    return compile_cached(target, cmd, src.read_text(errors="replace"), cache_dir, timeout)
+        cmd = [*nvcc_command(src, src.parent)[:-2], "-c", "-o", "{obj}"]
+        cmd.remove("-shared")
+        link = ["nvcc", "-shared", "{obj}", "-o", "{out}"]
+        nvcc = Path(shutil.which("nvcc") or "nvcc").resolve()
+        tools = [nvcc.parent.parent] + ([Path(p) for p in _nvcc_targets(nvcc)])
+    extern_ok = sorted(host_calls.link_name(s) for s in _host_calls(kernel) if host_calls.callable_from_c(s))
+    return compile_cached(target, cmd, src.read_text(errors="replace"), cache_dir, timeout, link=link,
+                          extern_ok=extern_ok, sources=[src.parent, *tools])
+
+
+def _host_calls(kernel: ir.Kernel) -> list[ir.HostCall]:
+    return [n for s in kernel.body for n in ir.walk(s) if isinstance(n, ir.HostCall) and n.kind == "call"]
+
+
+def _nvcc_targets(nvcc: Path) -> list[str]:
+    """Folders an nvcc wrapper script execs into (``exec /usr/local/cuda-13.0/bin/nvcc``)."""
+    try:
+        head = nvcc.read_bytes()[:2000].decode(errors="replace") if nvcc.stat().st_size < 100_000 else ""
+    except OSError:
+        return []
+    return [str(Path(m).resolve().parent.parent) for m in re.findall(r"exec\s+(/\S+/bin/nvcc)\b", head)]
 
 
 def nvcc_command(src: Path | str, include: Path) -> list[str]:
@@ -478,10 +500,15 @@ def nvcc_command(src: Path | str, include: Path) -> list[str]:
 
 
 def compile_cached(kind: str, cmd: list[str], text: str, cache_dir: Path | None, timeout: float,
-                   files: dict[str, str] | None = None) -> CandidateBuild:
+                   files: dict[str, str] | None = None, *, link: list[str] | None = None,
+                   extern_ok: Sequence[str] | None = None, sources: Sequence[Path] = ()) -> CandidateBuild:
     """Run ``cmd`` (``{out}``: the library to make) in a fresh folder holding ``files``,
-    cached under ``<cache>/<kind>/<hash of text and cmd>/lib.so``."""
-    key = _hash(kind, text, *cmd)
+    cached under ``<cache>/<kind>/<hash of text and cmd>/lib.so``. With ``link``, ``cmd``
+    compiles to an object (``{obj}``) whose undefined symbols must pass
+    :func:`validation.symbols.check_object` (``extern_ok``: weak references it may make),
+    then ``link`` makes the library. With a sandbox here, both run in it, seeing ``sources``
+    (read-only) and the build folder only."""
+    key = _hash(kind, text, *cmd, *(link or []), *(extern_ok or []))
     cache = Path(cache_dir or default_cache_dir()).resolve() / kind  # absolute: the compiler runs elsewhere
     final = cache / key
     if (final / "lib.so").exists():
@@ -490,13 +517,31 @@ def compile_cached(kind: str, cmd: list[str], text: str, cache_dir: Path | None,
     tmp = Path(tempfile.mkdtemp(prefix=f".{key}-", dir=cache))
     for name, content in (files or {}).items():
         (tmp / name).write_text(content)
-    cmd = [c.replace("{out}", str(tmp / "lib.so")) for c in cmd]
-    r = run_process(cmd, f"{kind} compile", timeout, cwd=tmp)
-    if not r.ok:
-        shutil.rmtree(tmp, ignore_errors=True)
-        return CandidateBuild(False, "failed", r.reason, log=_tail(r.output))
+    steps = [cmd, link] if link else [cmd]
+    outputs = []
+    for n, step in enumerate(steps):
+        step = [c.replace("{out}", str(tmp / "lib.so")).replace("{obj}", str(tmp / "obj.o")) for c in step]
+        cwd: Path | None = tmp
+        if link is not None and sandbox.probe().available:
+            jail = sandbox.Jail(read_only=[Path(p) for p in sources if Path(p).exists()], writable=[tmp],
+                                memory_bytes=None)
+            step, cwd = sandbox.command(step, jail, cwd=tmp), None
+        r = run_process(step, f"{kind} {'link' if n else 'compile'}", timeout, cwd=cwd, exit_signals=link is not None)
+        outputs.append(r.output)
+        if not r.ok:
+            shutil.rmtree(tmp, ignore_errors=True)
+            return CandidateBuild(False, "failed", r.reason, log=_tail("".join(outputs)))
+        if n == 0 and link is not None:
+            try:
+                refused = symbols.check_object(tmp / "obj.o", extern_ok or ())
+            except (OSError, subprocess.SubprocessError) as exc:
+                refused = [f"the symbol check could not read the object: {exc}"]
+            if refused:
+                shutil.rmtree(tmp, ignore_errors=True)
+                return CandidateBuild(False, "failed", "symbol check: the compiled code calls what a kernel may "
+                                                       f"not: {'; '.join(refused)}")
     _publish(tmp, final)
-    return CandidateBuild(True, "built", "", final / "lib.so", _tail(r.output))
+    return CandidateBuild(True, "built", "", final / "lib.so", _tail("".join(outputs)))
 
 
 def run_candidate(target: str, files_dir: Path, kernel: ir.Kernel, case: Case, workdir: Path,
