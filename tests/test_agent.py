@@ -156,11 +156,14 @@ def test_coder_translates_arithmetic_if_region_after_rejections(tmp_path: Path, 
     assert "calls-reference" in server.requests[1]["messages"][-1]["content"]
     code = (tmp_path / "out" / "search" / "triton" / "ifirst_triton.py").read_text()
     assert "offs + 1" in code
-    # a rerun is served from the reply cache: no new requests
+    # a rerun is served from the reply cache where the conversation is the same: the answers before
+    # the first validation; the validation after draws new secret seeds, so what follows a failed
+    # validation may differ (its mismatch depends on the data) and is asked again
+    server.add(OFF_BY_ONE, CORRECT)
     region = _run(tmp_path)
     assert region["targets"]["triton"]["status"] == "validated"
-    assert server.completions == 4
-    assert all(a["cached"] for a in region["attempts"])
+    assert [a["cached"] for a in region["attempts"]][:3] == [True, True, True]
+    assert server.completions <= 5
 
 
 @pytest.mark.slow
@@ -289,11 +292,11 @@ def test_fixer_repairs_a_compiler_translation_that_failed(tmp_path: Path, server
     assert region["targets"]["triton"]["status"] == "validated"
     assert "fixed by the LLM agent" in region["targets"]["triton"]["schedule"]
     agent = [a for a in region["attempts"] if a.get("role")]  # the compiler's schedule levels come first
-    assert [(a["role"], a["status"]) for a in agent] == [("fixer", "rejected"), ("fixer", "failed"),
+    assert [(a["role"], a["status"]) for a in agent] == [("fixer", "rejected"), ("fixer", "rejected"),
                                                           ("fixer", "validated")]
     assert agent[0]["reason"].startswith("timing-trick")
-    assert "SyntaxError" in agent[1]["reason"]  # the non-compiling answer, with the compiler's word
-    assert "SyntaxError" in server.requests[2]["messages"][-1]["content"]  # and the next turn is told
+    assert "does not parse: invalid syntax" in agent[1]["reason"]  # refused before it runs, with where
+    assert "does not parse" in server.requests[2]["messages"][-1]["content"]  # and the next turn is told
     first = server.requests[0]["messages"][-1]["content"]
     assert "(-a * tl.load(x" in first  # the failed file went to the fixer, with why it failed
     assert "mismatch" in first.lower() or "error" in first.lower()

@@ -3,7 +3,8 @@ unsupported), the fixer (a translation that failed to build or validate) and the
 (a validated translation below the roofline fraction).
 
 Every answer passes the same gate before it is trusted: one fenced code block, the static
-anti-cheat check (``validation.anticheat``), then the region's validation on fresh secret
+anti-cheat check (``validation.anticheat``; for Python also the syntax-tree allowlist of
+``validation.pyaudit``), then the region's validation on fresh secret
 seeds (never the compiler's, never derived from the answer) plus the trials at other sizes; the optimizer's
 answers are also timed, in turns with the current version, and a speedup above 10x is
 flagged (or rejected when the answer's own timings disagree). Each role has a cap of LLM
@@ -25,6 +26,7 @@ from graph.llm import BudgetExceeded, LLMClient, LLMError, LLMSettings, Usage, e
 from translate import ir
 from translate.agent_config import AgentConfig
 from validation.anticheat import CheatContext, check
+from validation.pyaudit import audit
 
 PROMPTS = Path(__file__).resolve().parents[1] / "graph" / "prompts"
 TITLES = {"kokkos": "Kokkos C++", "cuda": "CUDA C++", "triton": "Triton (Python)"}
@@ -96,7 +98,8 @@ def answer_seed() -> int:
 
 def condense(reason: str | None, limit: int = 1500) -> str:
     """The part of a failure a fixer needs: the first compiler error lines, else the reason's head."""
-    text = reason or "unknown failure"
+    # the trial's seed and drawn sizes stay in the report; the next validation draws new ones
+    text = re.sub(r", seed \d+", "", reason or "unknown failure")
     errors = [ln.strip() for ln in text.splitlines() if re.search(r"\berror\b|Error|mismatch|NaN|rel", ln)]
     picked = "\n".join(errors[:12]) if errors else text
     return picked[:limit]
@@ -144,9 +147,10 @@ def converse(client: LLMClient, role: str, name: str, target: str, first: str, c
         elif len(code) > ANSWER_LIMIT:
             verdict = Verdict("rejected", f"the answer's code is longer than {ANSWER_LIMIT} characters")
         else:
-            found = check(code, ctx)
-            verdict = (Verdict("rejected", "; ".join(f"{v.rule} at line {v.line}: {v.reason}" for v in found))
-                       if found else judge(code))
+            found = [f"{v.rule} at line {v.line}: {v.reason}" for v in check(code, ctx)]
+            if LANGUAGES[target] == "python":
+                found += [f"outside-allowlist at line {line}: {why}" for line, why in audit(code)]
+            verdict = Verdict("rejected", "; ".join(found)) if found else judge(code)
         attempts.append(attempt_entry(role, target, n, verdict, reply.prompt_tokens + reply.completion_tokens,
                                       reply.cost_usd, reply.cached))
         progress(f"{name}: {target} {role} attempt {n}: {verdict.status}"
