@@ -15,11 +15,18 @@ internal error (the others still ran); 130 when interrupted.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
+import os
+import signal
+import sqlite3
 import sys
 import uuid
 from pathlib import Path
 from typing import Any
+
+from translate import stopping
+from translate.atomic import write_atomic
 
 TARGETS = ("kokkos", "cuda", "triton")
 
@@ -38,16 +45,47 @@ def _runs_file(project: Path) -> Path:
     return project / ".translate" / "runs.json"
 
 
-def _thread_for(project: Path, workflow: str, resume: bool) -> tuple[str, bool]:
+class RunError(Exception):
+    """A run that cannot start or continue, with a message for the user."""
+
+
+def settings_key(workflow: Any, targets: list[str] | None) -> str:
+    """A fingerprint of everything a run's results depend on: the workflow's settings and the
+    targets asked for (``--resume`` refuses to mix results made under other settings)."""
+    return hashlib.sha256(repr((workflow, targets)).encode()).hexdigest()[:16]
+
+
+def _read_runs(path: Path) -> dict[str, Any]:
+    if not path.exists():
+        return {}
+    try:
+        runs = json.loads(path.read_text())
+        if not isinstance(runs, dict):
+            raise ValueError("not a JSON object")
+        return runs
+    except (OSError, ValueError) as exc:
+        raise RunError(f"{path} is damaged ({exc}): delete it (and checkpoints.sqlite beside it) to start "
+                       "over") from None
+
+
+def _thread_for(project: Path, workflow: Any, targets: list[str] | None, resume: bool) -> tuple[str, bool]:
     """The checkpoint thread of this run and whether it continues an earlier one."""
     path = _runs_file(project)
-    runs: dict[str, str] = json.loads(path.read_text()) if path.exists() else {}
-    if resume and workflow in runs:
-        return runs[workflow], True
-    thread = f"{workflow}:{uuid.uuid4().hex[:12]}"
-    runs[workflow] = thread
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(runs, indent=2))
+    runs = _read_runs(path)
+    key = settings_key(workflow, targets)
+    earlier = runs.get(workflow.name)
+    if resume and earlier is not None:
+        if isinstance(earlier, str):
+            earlier = {"thread": earlier}  # written before settings were recorded: they cannot be compared
+        thread, before = earlier.get("thread"), earlier.get("settings")
+        if before != key:
+            raise RunError(f"cannot resume workflow {workflow.name}: its settings or targets changed since its last "
+                           "run (results made under both would be mixed); run it without --resume "
+                           "to start over")
+        return str(thread), True
+    thread = f"{workflow.name}:{uuid.uuid4().hex[:12]}"
+    runs[workflow.name] = {"thread": thread, "settings": key}
+    write_atomic(path, json.dumps(runs, indent=2))
     return thread, False
 
 
@@ -56,19 +94,38 @@ def run_workflow(project: Path, workflow: Any, targets: list[str] | None, resume
     from translate.pipeline import WorkflowRun
 
     run = WorkflowRun(workflow, project, targets)
-    saver = checkpointer(project)
-    graph = compile_graph(saver)
-    thread, continuing = _thread_for(project, workflow.name, resume)
-    config = {"configurable": {"thread_id": thread}, "recursion_limit": 200}
-    if continuing:
-        snapshot = graph.get_state(config)
-        if not snapshot.next:
-            run.progress(f"nothing to resume: the last run finished; report at {snapshot.values.get('report')}")
-            return dict(snapshot.values)
-        run.progress(f"resuming run {thread} at {', '.join(snapshot.next)}")
-        return graph.invoke(None, config, context=run, durability="sync")
-    run.progress(f"run {thread}: targets {', '.join(run.targets)}; output {run.out_dir}")
-    return graph.invoke({"workflow": workflow.name}, config, context=run, durability="sync")
+    thread, continuing = _thread_for(project, workflow, targets, resume)
+    try:
+        saver = checkpointer(project)
+        graph = compile_graph(saver)
+        config = {"configurable": {"thread_id": thread}, "recursion_limit": 200}
+        if continuing:
+            snapshot = graph.get_state(config)
+            if not snapshot.next:
+                run.progress(f"nothing to resume: the last run finished; report at {snapshot.values.get('report')}")
+                return dict(snapshot.values)
+            run.progress(f"resuming run {thread} at {', '.join(snapshot.next)}")
+            return graph.invoke(None, config, context=run, durability="sync")
+        run.progress(f"run {thread}: targets {', '.join(run.targets)}; output {run.out_dir}")
+        return graph.invoke({"workflow": workflow.name}, config, context=run, durability="sync")
+    except sqlite3.DatabaseError as exc:
+        raise RunError(f"the checkpoint database {project / '.translate' / 'checkpoints.sqlite'} is damaged "
+                       f"({exc}): delete it to start over") from None
+    except stopping.Interrupted:
+        _partial_report(run, graph, config)
+        raise
+
+
+def _partial_report(run: Any, graph: Any, config: dict[str, Any]) -> None:
+    """The report of an interrupted run: the regions that finished, and what is left."""
+    try:
+        regions = graph.get_state(config).values.get("regions", [])
+    except Exception:  # the report of an interrupted run is a courtesy; the checkpoint is what counts
+        regions = []
+    if regions:
+        done = run.finished()
+        run.write_report(regions, done, [f"interrupted: {len(done)} regions finished; `translate run --resume` "
+                                         "runs the rest"])
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -89,34 +146,62 @@ def cmd_run(args: argparse.Namespace) -> int:
     targets = _targets(args.targets)
     named_bad: list[str] = []
     any_bad = crashed = 0
-    for wf in workflows:
-        try:
-            final = run_workflow(project, wf, targets, args.resume)
-        except KeyboardInterrupt:
-            print(f"translate: interrupted; `translate run {args.project} --resume` continues", file=sys.stderr)
-            return 130
-        except Exception as exc:  # one workflow's crash never stops the others, nor prints a traceback
-            crashed += 1
-            print(f"translate: workflow {wf.name} stopped by an internal error: {type(exc).__name__}: {exc}"
-                  f" (the other workflows go on; `--resume` continues this one after a fix)", file=sys.stderr)
-            continue
-        errors = final.get("errors", [])
-        any_bad += len(errors)
-        named_bad += [f"{wf.name}: {e}" for e in errors if "regions: '" in e]
-        report = final.get("report")
-        if report:
-            doc = json.loads(Path(report).read_text())
-            for region in doc["regions"]:
-                statuses = [t["status"] for t in region["targets"].values()]
-                bad = region["status"] == "unsupported" or "failed" in statuses
-                any_bad += bad or "unsupported" in statuses
-                if bad and wf.has_region(region["name"]):
-                    named_bad.append(f"{wf.name}: {region['name']}")
+    stopping.clear()
+    previous = {sig: signal.signal(sig, _on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        for wf in workflows:
+            try:
+                final = run_workflow(project, wf, targets, args.resume)
+            except (stopping.Interrupted, KeyboardInterrupt):
+                print(f"translate: interrupted: what finished is saved; `translate run {args.project} --resume` "
+                      "continues", file=sys.stderr)
+                return 130
+            except RunError as err:
+                print(f"translate: {err}", file=sys.stderr)
+                return 2
+            except Exception as exc:  # one workflow's crash never stops the others, nor prints a traceback
+                crashed += 1
+                print(f"translate: workflow {wf.name} stopped by an internal error: {type(exc).__name__}: {exc}"
+                      f" (the other workflows go on; `--resume` continues this one after a fix)", file=sys.stderr)
+                continue
+            bad, named = _tally(wf, final)
+            any_bad += bad
+            named_bad += named
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
     if named_bad:
         print(f"translate: named regions unsupported or failed: {', '.join(named_bad)}", file=sys.stderr)
     if crashed:
         return 3
     return 1 if named_bad or (any_bad and args.strict) else 0
+
+
+def _on_signal(signum: int, frame: Any) -> None:
+    """Ctrl-C or SIGTERM: stop the run (workers killed, nothing half-done recorded); a second
+    Ctrl-C quits at once (the children die with the process)."""
+    if stopping.requested():
+        os._exit(130)
+    stopping.request_stop()
+    print(f"\ntranslate: {signal.Signals(signum).name}: stopping the run (Ctrl-C again to quit at once)",
+          file=sys.stderr, flush=True)
+
+
+def _tally(wf: Any, final: dict[str, Any]) -> tuple[int, list[str]]:
+    """How many regions, targets and errors of a finished workflow are bad, and the named ones among them."""
+    errors = final.get("errors", [])
+    any_bad = len(errors)
+    named_bad = [f"{wf.name}: {e}" for e in errors if "regions: '" in e]
+    report = final.get("report")
+    if report:
+        doc = json.loads(Path(report).read_text())
+        for region in doc["regions"]:
+            statuses = [t["status"] for t in region["targets"].values()]
+            bad = region["status"] == "unsupported" or "failed" in statuses
+            any_bad += bad or "unsupported" in statuses
+            if bad and wf.has_region(region["name"]):
+                named_bad.append(f"{wf.name}: {region['name']}")
+    return any_bad, named_bad
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:

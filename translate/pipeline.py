@@ -54,6 +54,7 @@ class WorkflowRun:
         self._llm: Any = None  # graph.llm.LLMClient of the agent, made on first use
         self._started = time.monotonic()
         self._done = 0
+        self._finished: list[dict[str, Any]] = []  # report entries of the regions finished in this process
         self._total = 0
 
     # ------------------------------------------------------------ progress
@@ -497,6 +498,11 @@ class WorkflowRun:
 
     # ------------------------------------------------------------ report
 
+    def finished(self) -> list[dict[str, Any]]:
+        """The report entries of the regions finished so far in this process (an interrupted run's report)."""
+        with self._lock:
+            return list(self._finished)
+
     def region_entry(self, region: dict[str, Any], outcome: dict[str, dict[str, Any]],
                      attempts: list[dict[str, Any]]) -> dict[str, Any]:
         with self._lock:
@@ -524,8 +530,11 @@ class WorkflowRun:
         extra.update(kind=region.get("kind", "routine"), holds_loops=region.get("holds_loops"))
         if region.get("notes"):
             extra["notes"] = region["notes"]
-        return region_entry(region["name"], region["source"], region["line"], status, region.get("reason"),
-                            targets, loops=region.get("loops", []), attempts=attempts, **extra)
+        entry = region_entry(region["name"], region["source"], region["line"], status, region.get("reason"),
+                             targets, loops=region.get("loops", []), attempts=attempts, **extra)
+        with self._lock:
+            self._finished.append(entry)
+        return entry
 
     def write_report(self, regions: list[dict[str, Any]], results: list[dict[str, Any]],
                      errors: list[str]) -> Path:

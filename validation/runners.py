@@ -22,6 +22,7 @@ under ``cache_dir`` (default ``$KT_CACHE`` or ``~/.cache/kernel-translate``).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -40,7 +41,7 @@ from typing import Any
 import numpy as np
 
 from targets import host_calls
-from translate import ir
+from translate import ir, stopping
 from validation import cputime, sandbox, symbols, toolchains
 from validation.inputs import Case
 from validation.signature import signature
@@ -144,12 +145,13 @@ def run_process(cmd: list[str], what: str, timeout: float, cwd: Path | None = No
     when it holds more processes than that at one reading (a fork bomb in a candidate).
     ``exit_signals``: read an exit status above 128 as death by signal (status - 128), as a
     sandbox's first process reports its child's."""
+    stopping.check()
     t0 = time.perf_counter()
     if cpu_limit is not None and not cputime.available():
         timeout, cpu_limit = min(timeout, cpu_limit), None
     with tempfile.TemporaryFile("w+", errors="replace") as log:
         try:
-            p = subprocess.Popen(cmd, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=log,
+            p = subprocess.Popen(_dies_with_us(cmd), cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=log,
                                  stderr=subprocess.STDOUT, start_new_session=True)
         except OSError as exc:
             return ProcResult(False, f"{what} could not start: {exc}", None, "", 0.0)
@@ -163,6 +165,8 @@ def run_process(cmd: list[str], what: str, timeout: float, cwd: Path | None = No
                 break
             except subprocess.TimeoutExpired:
                 pass
+            if stopping.requested():
+                timed_out = "stopped"
             now = time.perf_counter()
             step = progress is not None and progress.exists() and progress.stat().st_size != stamp
             if (cpu_limit is not None or max_processes) and (step or now >= next_poll):
@@ -189,6 +193,8 @@ def run_process(cmd: list[str], what: str, timeout: float, cwd: Path | None = No
                 break
         log.seek(0)
         out = log.read()
+    if timed_out == "stopped" or stopping.requested():
+        raise stopping.Interrupted(f"{what} stopped: the run was interrupted")
     dt = time.perf_counter() - t0
     rc = p.returncode
     if exit_signals and rc is not None and rc > 128 and rc - 128 in signal.valid_signals():
@@ -212,6 +218,28 @@ def run_process(cmd: list[str], what: str, timeout: float, cwd: Path | None = No
         extra = " (killed: out of memory?)" if -rc == signal.SIGKILL else ""
         return ProcResult(False, f"{what} crashed with signal {name}{extra}", rc, out, dt)
     return ProcResult(False, f"{what} failed (exit {rc}): {_last_error(out)}", rc, out, dt)
+
+
+@functools.cache
+def _setpriv() -> str:
+    """util-linux's setpriv, if it can set a parent-death signal here ("" if not)."""
+    tool = shutil.which("setpriv")
+    if not tool:
+        return ""
+    try:
+        probe = subprocess.run([tool, "--pdeathsig", "KILL", "--", "true"], capture_output=True, timeout=10)
+        ok = probe.returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        ok = False
+    return tool if ok else ""
+
+
+def _dies_with_us(cmd: list[str]) -> list[str]:
+    """``cmd`` set to be killed when the thread that started it dies (the tool killed with
+    SIGKILL leaves no compiler or worker running on); a command that is not found stays as
+    it is, so that starting it fails with its own name."""
+    tool = _setpriv()
+    return [tool, "--pdeathsig", "KILL", "--", *cmd] if tool and cmd and shutil.which(cmd[0]) else cmd
 
 
 def _hash(*parts: str | bytes) -> str:

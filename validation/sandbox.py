@@ -11,7 +11,7 @@ Flatpak is built on) starts in new user, PID, network, IPC, UTS and cgroup names
   modules (``WORKER_FILES``, never the rest of the tool's source tree), and the paths the
   call names (the candidate's library or launcher); the project, its golden data, the
   reference build cache and the user's home are not there at all;
-- one writable directory (the call's scratch folder: its inputs, its outputs) and a private /tmp;
+- one writable directory (the call's scratch folder: its inputs, its outputs; also $TMPDIR and $HOME);
 - a scrubbed environment (``--clearenv``, then only ``PASSED_ENV`` and what the caller sets:
   no API keys, no tokens);
 - uid 65534 and no capabilities inside, ``--die-with-parent`` (the sandbox dies with the tool);
@@ -149,7 +149,12 @@ def command(cmd: Sequence[str], jail: Jail, tool: str | None = None, cwd: Path |
     """``cmd`` wrapped in bubblewrap as ``jail`` says (and in ``prlimit`` for a memory limit)."""
     args = [tool or _bwrap(), "--unshare-all", "--unshare-user", "--uid", str(SANDBOX_UID), "--gid",
             str(SANDBOX_UID), "--die-with-parent", "--cap-drop", "ALL", "--clearenv",
-            *_system_binds(), "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+            *_system_binds(), "--proc", "/proc", "--dev", "/dev"]
+    bound = [*python_paths(), REPO_ROOT, *map(Path, jail.read_only), *map(Path, jail.writable)]
+    if not any(Path(p).resolve().is_relative_to("/tmp") for p in bound):
+        # a private /tmp; where bound paths lie under /tmp it stays part of the read-only root
+        # (TMPDIR is the scratch folder either way)
+        args += ["--tmpfs", "/tmp"]
     if jail.gpu:
         args += ["--ro-bind-try", "/sys", "/sys"]
         for dev in sorted(glob.glob("/dev/nvidia*")) + sorted(glob.glob("/dev/dri/*")):
