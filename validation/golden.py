@@ -8,6 +8,12 @@ Layout::
     <out>/golden/<region>/case<k>.npz    s:<name> input scalars, a:<name> input arrays,
                                          r:<name> reference outputs (and r:result)
     <out>/golden/<region>/case<k>.json   signature with shapes evaluated, seed, sizes, values
+    <out>/golden/<region>/manifest.json  the SHA-256 of every file above: a file deleted,
+                                         truncated or edited after it was recorded fails the check
+
+A region's golden data is recorded whole into a folder beside it and then moved into
+place (:func:`record_all`): a run killed while recording leaves the earlier run's data as
+it was. Every file is written to a temporary name and renamed.
 
 On the GPU machine::
 
@@ -21,10 +27,15 @@ numpy (+ torch/triton for Triton): no fparser, no yaml, no langgraph.
 from __future__ import annotations
 
 import argparse
+import hashlib
+import io
 import json
 import os
+import shutil
 import sys
 import tempfile
+import zipfile
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -32,10 +43,14 @@ from typing import Any
 import numpy as np
 
 from translate import ir
+from translate.atomic import write_atomic
 from validation.compare import Comparison, compare
 from validation.inputs import Case, read_npz
 from validation.runners import build_candidate, candidate_file, run_candidate_cases
 from validation.signature import kernel_from_signature, signature
+
+MANIFEST = "manifest.json"
+STAGING = ".new"
 
 
 def _jsonable(v: Any) -> Any:
@@ -63,18 +78,72 @@ def record(golden_dir: Path, kernel: ir.Kernel, case: Case, ref_outputs: dict[st
     data.update({f"a:{n}": a for n, a in case.arrays.items()})
     data.update({f"r:{n}": np.asarray(a) for n, a in ref_outputs.items()})
     path = golden_dir / f"case{k}.npz"
-    np.savez_compressed(path, **data)
+    buf = io.BytesIO()
+    np.savez_compressed(buf, **data)
     meta = {"signature": sig, "seed": case.seed, "sizes": case.sizes, "values": case.values,
             "tolerance": list(tolerance) if tolerance else None}
     if allclose is not None:
         meta["allclose"] = list(allclose)
-    (golden_dir / f"case{k}.json").write_text(json.dumps(_jsonable(meta), indent=1))
     index_path = golden_dir / "region.json"
     index = json.loads(index_path.read_text()) if index_path.exists() else {"cases": []}
-    index.update({"region": golden_dir.name, "kernel": kernel.name, "reduces": sig["reduces"]})
+    index.update({"region": golden_dir.name.removeprefix(".").removesuffix(STAGING), "kernel": kernel.name,
+                  "reduces": sig["reduces"]})
     index["cases"] = sorted(set(index["cases"]) | {f"case{k}"}, key=lambda s: int(s[4:]))
-    index_path.write_text(json.dumps(index, indent=1))
+    files = {path.name: buf.getvalue(), f"case{k}.json": json.dumps(_jsonable(meta), indent=1).encode(),
+             "region.json": json.dumps(index, indent=1).encode()}
+    manifest_path = golden_dir / MANIFEST
+    manifest = json.loads(manifest_path.read_text()) if manifest_path.exists() else {"files": {}}
+    for name, data_bytes in files.items():
+        write_atomic(golden_dir / name, data_bytes)
+        manifest["files"][name] = hashlib.sha256(data_bytes).hexdigest()
+    write_atomic(manifest_path, json.dumps(manifest, indent=1, sort_keys=True))
     return path
+
+
+def record_all(golden_dir: Path, kernel: ir.Kernel, cases_and_outputs: Sequence[tuple[Case, dict[str, Any]]],
+               reduces: bool | None = None, tolerance: tuple[float, float] | None = None,
+               allclose: tuple[float, float] | None = None) -> None:
+    """Record every case of a region (:func:`record`) into a folder beside ``golden_dir``, then
+    put it in the place of the earlier data: at no moment is a half-written set in place."""
+    golden_dir = Path(golden_dir)
+    staging = golden_dir.with_name(f".{golden_dir.name}{STAGING}")
+    shutil.rmtree(staging, ignore_errors=True)
+    for n, (case, outputs) in enumerate(cases_and_outputs):
+        record(staging, kernel, case, outputs, n, reduces, tolerance, allclose)
+    old = golden_dir.with_name(f".{golden_dir.name}.old")
+    shutil.rmtree(old, ignore_errors=True)
+    if golden_dir.exists():
+        golden_dir.rename(old)
+    staging.rename(golden_dir)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def verify(golden_dir: Path) -> list[str]:
+    """What is wrong with a region's golden data, each naming the file (empty: intact)."""
+    golden_dir = Path(golden_dir)
+    manifest_path = golden_dir / MANIFEST
+    try:
+        manifest = json.loads(manifest_path.read_text())["files"]
+    except FileNotFoundError:
+        return [f"{manifest_path} is missing: the golden data cannot be checked (record it again)"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        return [f"{manifest_path} is damaged ({exc})"]
+    problems = []
+    for name, digest in sorted(manifest.items()):
+        path = golden_dir / name
+        try:
+            actual = hashlib.sha256(path.read_bytes()).hexdigest()
+        except FileNotFoundError:
+            problems.append(f"{path} is missing")
+            continue
+        if actual != digest:
+            problems.append(f"{path} was changed after it was recorded (truncated or edited)")
+    listed = {n.removesuffix(".json") for n in manifest if n.startswith("case") and n.endswith(".json")}
+    if not listed:
+        problems.append(f"{golden_dir} holds no golden cases")
+    for name in sorted(set(cases(golden_dir)) - listed):
+        problems.append(f"{golden_dir / (name + '.json')} is not in {MANIFEST}")
+    return problems
 
 
 def load_case(golden_dir: Path, name: str) -> tuple[ir.Kernel, dict[str, Any], Case, dict[str, np.ndarray]]:
@@ -170,19 +239,35 @@ def main(argv: list[str] | None = None) -> int:
         print(f"no golden data under {root}", file=sys.stderr)
         return 2
     wanted = {r for r in args.regions.split(",") if r}
-    regions = sorted(p for p in root.iterdir() if p.is_dir() and (not wanted or p.name in wanted))
+    regions = sorted(p for p in root.iterdir()
+                     if p.is_dir() and not p.name.startswith(".") and (not wanted or p.name in wanted))
+    if not regions:
+        print(f"no golden data under {root}" + (f" for regions {args.regions}" if wanted else ""), file=sys.stderr)
+        return 2
     targets = [t for t in args.targets.split(",") if t]
     if args.since is not None:
         regions = [r for r in regions if changed_since(args.since, args.out_dir, targets, r.name)]
     if args.list:
         print(",".join(r.name for r in regions))
         return 0
-    prebuild(args.out_dir, targets, regions)
+    damaged = {r: verify(r) for r in regions}
+    prebuild(args.out_dir, targets, [r for r in regions if not damaged[r]])
     print(f"{'region':<20} {'target':<8} {'cases':<6} {'status':<12} max rel err / reason", flush=True)
     bad = 0
     for region in regions:
+        problems = damaged[region]
+        if problems:
+            bad += 1
+            print(f"{region.name:<20} {'-':<8} {'-':<6} {'FAILED':<12} golden data: {'; '.join(problems)}", flush=True)
+            continue
         for target in targets:
-            res = validate_against_golden(target, args.out_dir / target, region, timeout=args.timeout)
+            try:
+                res = validate_against_golden(target, args.out_dir / target, region, timeout=args.timeout)
+            except (OSError, ValueError, KeyError, zipfile.BadZipFile) as exc:
+                bad += 1
+                print(f"{region.name:<20} {target:<8} {'-':<6} {'FAILED':<12} golden data of {region} unreadable: "
+                      f"{type(exc).__name__}: {exc}", flush=True)
+                continue
             failed = [r for r in res if not r.ok]
             skipped = [r for r in failed if "not run (unsupported)" in r.reason]
             compiled = [r for r in failed if ": compiled, not run:" in r.reason]

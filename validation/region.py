@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import itertools
 import random
-import shutil
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -37,6 +36,7 @@ from validation.runners import (
 )
 from validation.signature import ValidationError
 from validation.signature import reduces as kernel_reduces
+from validation.work import idle
 
 STATUSES = ("validated", "compiled", "failed", "unsupported", "inconclusive")
 # the ranges the deltas of the other-size trials are drawn from (one trial per range): a small
@@ -185,6 +185,12 @@ def validate_region(kernel: ir.Kernel, sources: Sequence[Path], target_dirs: Map
             cases = [make_case(kernel, sz, v, generators or {}, s, project_dir) for sz, v, s, _ in plan]
         except ValidationError as exc:
             return RegionValidation(region, kernel.name, _fail_all(targets, "failed", str(exc)), False, str(exc))
+        at_size = [(c, what) for c, what, (*_, label) in zip(cases, labels, plan, strict=True)
+                   if label == "workflow size"]
+        if at_size and all(idle(kernel, c) for c, _ in at_size):
+            why = (f"nothing to validate: every loop of {kernel.name} runs zero times in every trial at the workflow "
+                   f"sizes ({at_size[0][1]}); give sizes at which it works")
+            return RegionValidation(region, kernel.name, _fail_all(targets, "failed", why), False, why)
         if reference is None:
             wrapped = [k for k in all_kernels if k.name != kernel.name] + [kernel]
             reference = build_reference(list(sources), wrapped, work / "ref-build", list(include), dict(defines or {}),
@@ -201,9 +207,8 @@ def validate_region(kernel: ir.Kernel, sources: Sequence[Path], target_dirs: Map
                 return RegionValidation(region, kernel.name, _fail_all(targets, status, reason), False, reason)
         case_log = [{"seed": s, "sizes": sz, "values": v, "label": label} for sz, v, s, label in plan]
         if gdir is not None:
-            shutil.rmtree(gdir, ignore_errors=True)
-            for n, (case, ref) in enumerate(zip(cases, refs, strict=True)):
-                golden.record(gdir, kernel, case, ref.outputs, n, reduces, tolerance)
+            golden.record_all(gdir, kernel, [(c, r.outputs) for c, r in zip(cases, refs, strict=True)], reduces,
+                              tolerance)
         if schedule_level is not None:
             reason = _audit(kernel, schedule_level, plan, cases, labels, reduces, tolerance)
             if reason:

@@ -251,9 +251,7 @@ def validate_torch_region(kernel: ir.Kernel, source: Path, target_dirs: Mapping[
             return RegionValidation(region, kernel.name, fail, False, tc.reason, tc.log)
         gdir = Path(golden_root) / region if golden_root else None
         if gdir is not None:
-            shutil.rmtree(gdir, ignore_errors=True)
-            for n, (case, ref) in enumerate(zip(tc.cases, tc.refs, strict=True)):
-                golden.record(gdir, kernel, case, ref, n, reduces, None, allclose)
+            golden.record_all(gdir, kernel, list(zip(tc.cases, tc.refs, strict=True)), reduces, None, allclose)
         if schedule_level is not None and tc.cases:
             reason = _audit(kernel, schedule_level, tc.cases[0], reduces)
             if reason:

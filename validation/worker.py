@@ -77,16 +77,47 @@ def reference_module(job: dict[str, Any]) -> Any:
         sys.setdlopenflags(flags)
 
 
-def run_reference(job: dict[str, Any], scalars: dict[str, Any], arrays: dict[str, np.ndarray]) -> dict[str, Any]:
+# elements after the end of every array the reference is given, filled with a sentinel: a write
+# there, or a result that changes with the sentinel, means the declared shapes are smaller than
+# what the routine accesses (the reference would read and write other memory). NaN shows an
+# overwrite; a finite value also shows an update (NaN + x is NaN again)
+GUARD = 64
+SENTINELS = ({"f": np.nan, "i": -123456789, "u": 123456789, "b": True, "S": b"?"},
+             {"f": 1234.5678, "i": 987654321, "u": 987654321, "b": False, "S": b"!"})
+
+
+def _guarded(flat: np.ndarray, fill: int) -> np.ndarray:
+    buf = np.empty(flat.size + GUARD, dtype=flat.dtype)
+    buf[:flat.size] = flat
+    buf[flat.size:] = SENTINELS[fill].get(flat.dtype.kind, 0)
+    return buf
+
+
+def _guard_intact(buf: np.ndarray, size: int, fill: int) -> bool:
+    tail = buf[size:]
+    expect = SENTINELS[fill].get(buf.dtype.kind, 0)
+    if buf.dtype.kind == "f" and expect != expect:
+        return bool(np.isnan(tail).all())
+    return bool((tail == expect).all())
+
+
+def run_reference(job: dict[str, Any], scalars: dict[str, Any], arrays: dict[str, np.ndarray],
+                  fill: int = 0) -> dict[str, Any]:
+    """One call of the reference, every array followed by a guard zone (``fill``: which
+    sentinel); a write into a guard zone is an error naming the array."""
     mod = reference_module(job)
     sig = job["sig"]
     fn = getattr(mod, job["entry"])
     args: list[Any] = []
     boxes: dict[str, np.ndarray] = {}
+    guarded: list[tuple[str, np.ndarray, np.ndarray]] = []
     for p in sig["params"]:
         name, dt = p["name"], p["dtype"]
         if p["kind"] == "array":
-            args.append(arrays[name].reshape(-1, order=_order(p)))
+            flat = arrays[name].reshape(-1, order=_order(p))
+            buf = _guarded(flat, fill)
+            guarded.append((name, flat, buf))
+            args.append(buf[:flat.size])
         elif p["intent"] != "in" and dt != "char":
             boxes[name] = np.array([scalars[name]], dtype=_np_dtype(dt))
             args.append(boxes[name])
@@ -96,7 +127,44 @@ def run_reference(job: dict[str, Any], scalars: dict[str, Any], arrays: dict[str
         boxes["result"] = np.zeros(1, dtype=_np_dtype(sig["result"]))
         args.append(boxes["result"])
     fn(*args)
+    for name, flat, buf in guarded:
+        if not _guard_intact(buf, flat.size, fill):
+            raise OutOfBounds(f"the reference wrote past the end of {name} (given {flat.size} elements): the "
+                              "shapes or sizes given are smaller than what the routine accesses")
+        flat[...] = buf[:flat.size]
     return {k: v[0] for k, v in boxes.items()}
+
+
+class OutOfBounds(RuntimeError):
+    """The reference accessed memory past an array it was given."""
+
+
+def reads_past_the_end(job: dict[str, Any], sig: dict[str, Any], case: str) -> str:
+    """Why the reference's results depend on memory past its arrays ("" if they do not): the
+    call made again on the same inputs with other sentinels in the guard zones."""
+    results = []
+    for fill in (0, 1):
+        scalars, arrays = _load(case)
+        _prepare(sig, arrays)
+        returned = run_reference({**job, "sig": sig}, scalars, arrays, fill)
+        results.append((arrays, returned))
+    (a0, r0), (a1, r1) = results
+    for p in sig["params"]:
+        name = p["name"]
+        if p["kind"] == "array" and p["intent"] != "in" and not _same(a0[name], a1[name]):
+            return (f"the reference's {name} changes with what lies past the end of its arrays: the shapes or "
+                    "sizes given are smaller than what the routine reads")
+    for k in r0:
+        if not _same(np.asarray(r0[k]), np.asarray(r1[k])):
+            return (f"the reference's {k} changes with what lies past the end of its arrays: the shapes or sizes "
+                    "given are smaller than what the routine reads")
+    return ""
+
+
+def _same(a: np.ndarray, b: np.ndarray) -> bool:
+    if a.dtype.kind in "fc":
+        return bool(np.array_equal(a, b, equal_nan=True))
+    return bool(np.array_equal(a, b))
 
 
 def scalar_arg(p: dict[str, Any], value: Any, ct: Any) -> tuple[Any, Any, Any]:
@@ -211,6 +279,10 @@ def main(argv: list[str]) -> int:
     timing = job.get("timing")  # {"reps", "min_time_s"}: time the call (median) instead of one run
     if job["mode"] == "reference":  # imported before the first call, so that its time is the call's alone
         reference_module(job)
+        if job["cases"] and not timing:
+            why = reads_past_the_end(job, job["cases"][0]["sig"], job["cases"][0]["case"])
+            if why:
+                raise OutOfBounds(why)
     for item in job["cases"]:
         sig = item["sig"]
         scalars, arrays = _load(item["case"])
@@ -237,4 +309,8 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    try:
+        sys.exit(main(sys.argv[1:]))
+    except OutOfBounds as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        sys.exit(3)

@@ -1,0 +1,52 @@
+"""Whether a trial makes the region do any work: a validation whose trials run every loop
+zero times (``sizes: {n: 0}``) compares nothing the translation computes, and must not
+report it validated."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from translate import ir
+from validation.inputs import Case
+
+
+def _outer_loops(body: tuple[ir.Stmt, ...]) -> Iterator[ir.Loop | ir.While]:
+    """The loops not inside another loop (inside IFs too)."""
+    for s in body:
+        if isinstance(s, (ir.Loop, ir.While)):
+            yield s
+        elif isinstance(s, ir.If):
+            yield from _outer_loops(s.then)
+            yield from _outer_loops(s.orelse)
+
+
+def _trips(loop: ir.Loop, env: Mapping[str, Any]) -> int | None:
+    """How many times a loop runs at ``env`` (None when its bounds depend on more than scalars)."""
+    try:
+        start, stop, step = (int(ir.evaluate(e, env)) for e in (loop.start, loop.stop, loop.step))
+    except (KeyError, TypeError, ValueError, ZeroDivisionError):
+        return None
+    if step > 0:
+        return max(0, -(-(stop - start) // step))
+    if step < 0:
+        return max(0, -(-(start - stop) // -step))
+    return None
+
+
+def _only_loops(body: tuple[ir.Stmt, ...]) -> bool:
+    """Loops, early RETURNs and IFs holding only those."""
+    return all(isinstance(s, (ir.Loop, ir.While, ir.Return))
+               or (isinstance(s, ir.If) and _only_loops(s.then) and _only_loops(s.orelse)) for s in body)
+
+
+def idle(kernel: ir.Kernel, case: Case) -> bool:
+    """Whether the region does no work on ``case``: it has loops, every outermost one runs zero
+    times, and nothing outside them writes an output or calls anything."""
+    env = {**{k: v for k, v in case.sizes.items() if k not in case.scalars}, **case.env}
+    loops = list(_outer_loops(kernel.body))
+    if not loops or any(isinstance(lp, ir.While) for lp in loops):
+        return False
+    if not _only_loops(kernel.body):
+        return False  # host code outside the loops (assignments, calls) may be the work
+    return all(_trips(lp, env) == 0 for lp in loops if isinstance(lp, ir.Loop))
