@@ -159,7 +159,7 @@ def test_coder_translates_arithmetic_if_region_after_rejections(tmp_path: Path, 
     # a rerun is served from the reply cache where the conversation is the same: the answers before
     # the first validation; the validation after draws new secret seeds, so what follows a failed
     # validation may differ (its mismatch depends on the data) and is asked again
-    server.add(OFF_BY_ONE, CORRECT)
+    server.add(CORRECT)
     region = _run(tmp_path)
     assert region["targets"]["triton"]["status"] == "validated"
     assert [a["cached"] for a in region["attempts"]][:3] == [True, True, True]
@@ -304,12 +304,14 @@ def test_fixer_repairs_a_compiler_translation_that_failed(tmp_path: Path, server
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("second", [0.004, 0.1])
+@pytest.mark.parametrize(("second", "again"), [(0.004, 250.0), (0.1, 250.0), (0.004, 2.0)])
 def test_a_tenfold_speedup_is_timed_again(tmp_path: Path, server: ScriptedLLMServer, api_key: str,
-                                          monkeypatch: pytest.MonkeyPatch, second: float) -> None:
+                                          monkeypatch: pytest.MonkeyPatch, second: float, again: float) -> None:
     """An optimizer answer timed at more than 10x faster than the current version (both timed in
-    turns): kept and flagged ``suspicious_speedup`` when the answer's two timings agree, rejected when not.
-    (The timings are stood in for: a genuine tenfold answer is not something a test can script.)"""
+    turns) is timed again on new inputs: kept and flagged ``suspicious_speedup`` when its timings
+    agree and the speedup comes back; rejected when its timings disagree or the speedup is not
+    reproduced. (The timings are stood in for: a genuine tenfold answer is not something a test
+    can script.)"""
     from translate.pipeline import WorkflowRun
 
     def run(agent: str) -> dict:
@@ -317,17 +319,20 @@ def test_a_tenfold_speedup_is_timed_again(tmp_path: Path, server: ScriptedLLMSer
 
     before = run("{provider: none}")["targets"]["kokkos"]["time_s"]
     generated = (tmp_path / "out" / "search" / "kokkos" / "mmlike_kokkos.cpp").read_text()
-    # in turns: the answer, the current version, the answer again, the current version again
-    timings = iter([before / 250, before, before * second, before])
+    # in turns: the answer, the current version, the answer again, the current version again; then
+    # the same on new inputs
+    timings = iter([before / 250, before, before * second, before,
+                    before / again, before, before / again, before])
 
     monkeypatch.setattr(WorkflowRun, "time_written", lambda self, name, target: next(timings))
     server.add("```cpp\n" + generated + "\n```")
     region = run(_agent(server, optimizer=1))
     (attempt,) = [a for a in region["attempts"] if a.get("role") == "optimizer"]
     kk = region["targets"]["kokkos"]
-    if second < 0.01:  # 250x, then 250x within 20%: taken, and flagged for a person to look at
+    if second < 0.01 and again > 100:  # 250x, then 250x within 20%, twice: taken, and flagged
         assert attempt["status"] == "validated"
         assert kk["suspicious_speedup"] is True and "optimized by the LLM agent" in kk["schedule"]
     else:
-        assert attempt["status"] == "rejected" and attempt["reason"].startswith("timings disagree")
+        assert attempt["status"] == "rejected"
+        assert attempt["reason"].startswith("a 250.0x speedup that was not reproduced on new inputs")
         assert "suspicious_speedup" not in kk

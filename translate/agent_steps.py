@@ -303,9 +303,11 @@ def optimize_targets(run: Any, name: str, outcome: dict[str, dict[str, Any]],
     """The optimizer on validated targets still below the roofline fraction after the schedule
     search: each answer validated, then timed in turns with the current version at the profiling
     sizes (a time measured earlier, under another load, is no yardstick); the answer replaces the
-    files when its best time beats the current version's by 5%. An answer over 10x faster whose
-    own timings disagree by more than 20% is rejected; one whose timings agree is kept with
-    ``suspicious_speedup`` in the report for a person to look at."""
+    files when its best time beats the current version's by 5%. Every timed call is made on fresh
+    inputs and its results checked (``translate.optimize_steps.time_untrusted``). An answer over
+    10x faster is timed again on new inputs: rejected when its own timings disagree by more than
+    20% or the speedup is not reproduced; kept otherwise, with ``suspicious_speedup`` in the report
+    for a person to look at."""
     from translate import optimize_steps as opt
 
     kernel = run.analysed(name)
@@ -333,9 +335,17 @@ def optimize_targets(run: Any, name: str, outcome: dict[str, dict[str, Any]],
                 return Verdict("failed", f"timing failed: {type(exc).__name__}: {exc}"[:300])
             seconds, before = min(answers), min(currents)
             if before / seconds > SUSPICIOUS_SPEEDUP:
-                if max(answers) - seconds > 0.2 * seconds:
-                    seen = ", then ".join(f"{s:.3g} s" for s in answers)
-                    return Verdict("rejected", f"timings disagree ({seen})")
+                # too fast to be true: timed again on new inputs (every timed call is checked);
+                # a speedup that does not come back is rejected
+                try:
+                    again, currents2 = time_side_by_side(lambda: run.time_written(name, target), path, original)
+                except Exception as exc:
+                    return Verdict("failed", f"timing failed: {type(exc).__name__}: {exc}"[:300])
+                speedup, speedup2 = before / seconds, min(currents2) / min(again)
+                if max(answers) - seconds > 0.2 * seconds or speedup2 < speedup / 1.2:
+                    seen = ", then ".join(f"{s:.3g} s" for s in [*answers, *again])
+                    return Verdict("rejected", f"a {speedup:.1f}x speedup that was not reproduced on new inputs "
+                                               f"({speedup2:.1f}x; the answer's times: {seen})")
                 timings["suspicious"] = 1.0
             if before / seconds < MIN_GAIN:
                 return Verdict("failed", f"not faster: {seconds * 1e3:.3f} ms against {before * 1e3:.3f} ms "

@@ -65,6 +65,57 @@ def profile_case(kernel: ir.Kernel, cfg: RegionConfig, opt: OptimizeConfig, root
     return ProfileCase(case, sig, work(kernel, case_env(case)), sizes)
 
 
+TIMED_CALLS = 5  # timed calls of untrusted code, each on inputs of its own (plus a warm-up)
+TIMING_MEMORY = 1 << 30  # bytes of inputs the timed calls may hold together
+
+
+class TimingMismatch(RuntimeError):
+    """A timed call of untrusted code gave results that differ from the reference's."""
+
+
+def timing_cases(kernel: ir.Kernel, cfg: RegionConfig, opt: OptimizeConfig, root: Path, pc: ProfileCase) -> list[Case]:
+    """Fresh inputs for the timed calls of untrusted code: secret seeds at the profiling sizes,
+    a warm-up and up to TIMED_CALLS more (fewer where the inputs are large)."""
+    import secrets
+
+    per_case = max(1, sum(int(a.nbytes) for a in pc.case.arrays.values()))
+    calls = max(3, min(TIMED_CALLS, TIMING_MEMORY // per_case - 1))
+    values = {k: (v[0] if isinstance(v, list) else v) for k, v in cfg.values.items()}
+    return [make_case(kernel, pc.sizes, values, cfg.inputs, 1 + secrets.randbelow(2**30), root)
+            for _ in range(calls + 1)]
+
+
+def time_untrusted(target: str, files_dir: Path, kernel: ir.Kernel, cases: list[Case], reference: Any,
+                   cache_dir: Path, workdir: Path, tolerance: tuple[float, float] | None = None) -> float:
+    """Median seconds of a call of code nobody has read (an LLM's): run in the sandbox, timed by
+    this process's clock (:mod:`validation.timed`) on fresh inputs per call, and every timed
+    call's outputs compared with the reference's on the same inputs (:class:`TimingMismatch`)."""
+    from validation import timed
+    from validation.compare import compare
+    from validation.runners import build_candidate
+    from validation.signature import reduces
+
+    if reference is None or reference.lib_dir is None:
+        raise RuntimeError("no reference to check the timed calls against")
+    b = build_candidate(target, files_dir, kernel, cache_dir)
+    if not b.ok or b.artifact is None:
+        raise RuntimeError(f"{target} does not build: {b.reason}")
+    gpu = target in GPU_TARGETS and toolchains.has_gpu()
+    entry = kernel.name.lower()
+    job = ({"mode": "triton", "lib": str(b.artifact), "entry": entry, "device": "cuda" if gpu else "cpu"}
+           if target == "triton" else {"mode": "ctypes", "lib": str(b.artifact), "entry": f"kt_{entry}"})
+    ref_job = {"mode": "reference", "lib_dir": str(reference.lib_dir), "module": reference.module,
+               "entry": f"kt_ref_{entry}"}
+    expected = timed.time_calls(ref_job, kernel, cases, workdir, sandboxed=False)
+    got = timed.time_calls(job, kernel, cases, workdir, sandboxed=True, gpu=gpu)
+    for k, (case, ref, out) in enumerate(zip(cases, expected.outputs, got.outputs, strict=True)):
+        cmp = compare(kernel, ref, out, reduces(kernel), case.env, tolerance)
+        if not cmp.ok:
+            raise TimingMismatch(f"timed call {k} on fresh inputs gave other results than the reference: "
+                                 f"{cmp.reason}")
+    return got.median_s
+
+
 def runs_here(target: str) -> bool:
     return target == "kokkos" or (target in GPU_TARGETS and toolchains.has_gpu())
 

@@ -411,8 +411,11 @@ class WorkflowRun:
             self._profiles[name] = (pc, ref_s)
             for t in ready:
                 try:
-                    seconds = opt.time_target(t, self.out_dir / t, kernel, pc, self.cache_dir,
-                                              self._profile_dir(name))
+                    if "LLM agent" in str(outcome[t].get("schedule", "")):  # an LLM's code: timed untrusted
+                        seconds = self._time_untrusted(name, t, pc)
+                    else:
+                        seconds = opt.time_target(t, self.out_dir / t, kernel, pc, self.cache_dir,
+                                                  self._profile_dir(name))
                     fields = opt.measured(t, kernel, pc, seconds, ref_s, self._schedule(level).variant())
                     out[t] = {**outcome[t], **fields}
                 except Exception as exc:
@@ -483,13 +486,22 @@ class WorkflowRun:
         return self._profiles[name]
 
     def time_written(self, name: str, target: str) -> float:
-        """Seconds of the target's current files at the region's profiling sizes."""
+        """Seconds of the target's current files at the region's profiling sizes: an LLM's code,
+        so timed untrusted (``optimize_steps.time_untrusted``: sandboxed, this process's clock,
+        fresh inputs per call, every timed call's results checked)."""
+
+        with self._timing:
+            return self._time_untrusted(name, target, self._profiles[name][0])
+
+    def _time_untrusted(self, name: str, target: str, pc: Any) -> float:
         from translate import optimize_steps as opt
 
-        pc, _ = self._profiles[name]
-        with self._timing:
-            return opt.time_target(target, self.out_dir / target, self.analysed(name), pc, self.cache_dir,
-                                   self._profile_dir(name) / "agent")
+        kernel = self.analysed(name)
+        cfg, vcfg = self.workflow.region(name), self.workflow.validate
+        tolerance = (vcfg.rtol, vcfg.atol) if vcfg.rtol is not None and vcfg.atol is not None else None
+        cases = opt.timing_cases(kernel, cfg, self.workflow.optimize, self.workflow.root, pc)
+        return opt.time_untrusted(target, self.out_dir / target, kernel, cases, self._shared_reference(),
+                                  self.cache_dir, self._profile_dir(name) / "agent", tolerance)
 
     def target_files(self, name: str, target: str) -> list[str]:
         """The region's files of one target, relative to the output folder."""

@@ -39,7 +39,8 @@ from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 # the modules a validation worker imports; nothing else of the tool is visible inside
-WORKER_FILES = ("validation/__init__.py", "validation/worker.py", "validation/npz.py", "validation/timing.py")
+WORKER_FILES = ("validation/__init__.py", "validation/worker.py", "validation/npz.py", "validation/timing.py",
+                "validation/serve.py")
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 ETC_FILES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "localtime", "passwd", "group",
              "nsswitch.conf", "os-release")

@@ -21,6 +21,7 @@ import json
 import os
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -102,9 +103,9 @@ def _guard_intact(buf: np.ndarray, size: int, fill: int) -> bool:
 
 
 def run_reference(job: dict[str, Any], scalars: dict[str, Any], arrays: dict[str, np.ndarray],
-                  fill: int = 0) -> dict[str, Any]:
+                  fill: int | None = 0) -> dict[str, Any]:
     """One call of the reference, every array followed by a guard zone (``fill``: which
-    sentinel); a write into a guard zone is an error naming the array."""
+    sentinel; None: no guard, a timed call); a write into a guard zone is an error naming the array."""
     mod = reference_module(job)
     sig = job["sig"]
     fn = getattr(mod, job["entry"])
@@ -115,6 +116,9 @@ def run_reference(job: dict[str, Any], scalars: dict[str, Any], arrays: dict[str
         name, dt = p["name"], p["dtype"]
         if p["kind"] == "array":
             flat = arrays[name].reshape(-1, order=_order(p))
+            if fill is None:
+                args.append(flat)
+                continue
             buf = _guarded(flat, fill)
             guarded.append((name, flat, buf))
             args.append(buf[:flat.size])
@@ -128,7 +132,7 @@ def run_reference(job: dict[str, Any], scalars: dict[str, Any], arrays: dict[str
         args.append(boxes["result"])
     fn(*args)
     for name, flat, buf in guarded:
-        if not _guard_intact(buf, flat.size, fill):
+        if not _guard_intact(buf, flat.size, fill or 0):
             raise OutOfBounds(f"the reference wrote past the end of {name} (given {flat.size} elements): the "
                               "shapes or sizes given are smaller than what the routine accesses")
         flat[...] = buf[:flat.size]
@@ -210,7 +214,11 @@ def run_ctypes(job: dict[str, Any], scalars: dict[str, Any], arrays: dict[str, n
     return out
 
 
-def run_triton(job: dict[str, Any], scalars: dict[str, Any], arrays: dict[str, np.ndarray]) -> dict[str, Any]:
+def triton_call(job: dict[str, Any], scalars: dict[str, Any],
+                arrays: dict[str, np.ndarray]) -> tuple[Callable[[], Any], Callable[[Any], dict[str, Any]]]:
+    """A Triton launcher made ready to call on ``arrays`` (on its device): (call, finish), where
+    ``call()`` runs it (synchronized) and ``finish(its return)`` copies the arrays back and gives
+    the returned scalars."""
     if job.get("device", "cpu") == "cpu":
         os.environ["TRITON_INTERPRET"] = "1"
     import torch
@@ -218,34 +226,49 @@ def run_triton(job: dict[str, Any], scalars: dict[str, Any], arrays: dict[str, n
     # library calls a launcher makes (cuDNN convolutions) must run in full fp32 to be judged
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
-    spec = importlib.util.spec_from_file_location(Path(job["lib"]).stem, job["lib"])
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    spec.loader.exec_module(mod)
+    name = Path(job["lib"]).stem
+    mod = sys.modules.get(name)
+    if mod is None:
+        spec = importlib.util.spec_from_file_location(name, job["lib"])
+        assert spec is not None and spec.loader is not None
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = mod
+        spec.loader.exec_module(mod)
     fn = getattr(mod, job["entry"])
     device = torch.device(job.get("device", "cpu"))
     sig = job["sig"]
     args: list[Any] = []
     tensors: list[tuple[np.ndarray, Any]] = []
     for p in sig["params"]:
-        name = p["name"]
         if p["kind"] == "array":
-            flat = arrays[name].reshape(-1, order=_order(p))
+            flat = arrays[p["name"]].reshape(-1, order=_order(p))
             t = torch.from_numpy(flat).to(device)
             tensors.append((flat, t))
             args.append(t)
         else:
-            args.append(_scalar_py(scalars[name], p["dtype"]))
-    ret = fn(*args)
-    if device.type == "cuda":
-        torch.cuda.synchronize()
-    for flat, t in tensors:
-        flat[...] = t.cpu().numpy()
-    ret = ret or {}
-    if not isinstance(ret, dict):
-        raise TypeError(f"launcher {job['entry']} returned {type(ret).__name__}, expected a dict (CONVENTIONS.md)")
-    return {k: (v.item() if hasattr(v, "item") else v) for k, v in ret.items()}
+            args.append(_scalar_py(scalars[p["name"]], p["dtype"]))
+
+    def call() -> Any:
+        ret = fn(*args)
+        if device.type == "cuda":
+            torch.cuda.synchronize()
+        return ret
+
+    def finish(ret: Any) -> dict[str, Any]:
+        for flat, t in tensors:
+            flat[...] = t.cpu().numpy()
+        ret = ret or {}
+        if not isinstance(ret, dict):
+            raise TypeError(f"launcher {job['entry']} returned {type(ret).__name__}, expected a dict "
+                            "(CONVENTIONS.md)")
+        return {k: (v.item() if hasattr(v, "item") else v) for k, v in ret.items()}
+
+    return call, finish
+
+
+def run_triton(job: dict[str, Any], scalars: dict[str, Any], arrays: dict[str, np.ndarray]) -> dict[str, Any]:
+    call, finish = triton_call(job, scalars, arrays)
+    return finish(call())
 
 
 def _save(sig: dict[str, Any], scalars: dict[str, Any], arrays: dict[str, np.ndarray], returned: dict[str, Any],
