@@ -98,23 +98,23 @@ def test_reference_common_block_and_character_flag(ref, cache) -> None:  # noqa:
 def test_good_candidates_validate_and_golden_round_trip(ref, cache, tmp_path) -> None:  # noqa: ANN001
     res = region(DAXPY, ref, cache, dirs("good", "kokkos", "triton", "cuda"), {"n": 50}, {"incx": [1, -2]},
                  golden_root=tmp_path / "out" / "golden")
-    assert res.reference_ok and len(res.cases) == 8  # (2 trials + 2 other sizes) x 2 strides
+    assert res.reference_ok and len(res.cases) == 10  # (2 trials + sorted inputs + 2 other sizes) x 2 strides
     assert {c["sizes"]["n"] for c in res.cases} == {50, *(50 + d for d in other_deltas(1234))}
     for t in ("kokkos", "triton"):
         tv = res.targets[t]
         assert tv.status == "validated", tv.reason
-        assert tv.trials == 8 and tv.max_rel_err < 1e-13 and len(tv.comparisons) == 8
+        assert tv.trials == 10 and tv.max_rel_err < 1e-13 and len(tv.comparisons) == 10
     assert res.targets["cuda"].status == ("validated" if toolchains.has_gpu() else "compiled")
     # golden files: inputs + reference outputs + signature, enough without gfortran
     gdir = tmp_path / "out" / "golden" / "daxpy"
-    assert res.golden_dir == gdir and golden.cases(gdir) == [f"case{k}" for k in range(8)]
-    meta = json.loads((gdir / "case4.json").read_text())
-    assert meta["values"] == {"incx": -2} and meta["seed"] == res.cases[4]["seed"]
+    assert res.golden_dir == gdir and golden.cases(gdir) == [f"case{k}" for k in range(10)]
+    meta = json.loads((gdir / "case5.json").read_text())
+    assert meta["values"] == {"incx": -2} and meta["seed"] == res.cases[5]["seed"]
     assert [p["shape"] for p in meta["signature"]["params"] if p["kind"] == "array"] == [[99], [50]]
-    with np.load(gdir / "case4.npz") as z:
+    with np.load(gdir / "case5.npz") as z:
         assert {"s:n", "s:incx", "a:dx", "a:dy", "r:dy"} <= set(z.files)
     comps = golden.validate_against_golden("triton", CAND / "good" / "triton", gdir, cache_dir=cache)
-    assert len(comps) == 8 and all(c.ok for c in comps) and max(c.max_rel_err for c in comps) < 1e-13
+    assert len(comps) == 10 and all(c.ok for c in comps) and max(c.max_rel_err for c in comps) < 1e-13
     bad = golden.validate_against_golden("kokkos", CAND / "offbyone" / "kokkos", gdir, cache_dir=cache)
     assert not any(c.ok for c in bad) and bad[0].reason.startswith("case0: dy(50): candidate")
     # the GPU-machine command, here on CPU: exit 0, then 1 once a target is wrong
@@ -135,7 +135,7 @@ def test_reduction_common_and_flags_validate(ref, cache) -> None:  # noqa: ANN00
     assert res.status("kokkos") == "validated", res.targets["kokkos"].reason
     assert set(res.targets["kokkos"].comparisons[0].per_output) == {"x", "total"}
     res = region(MATVEC, ref, cache, dirs("good", "kokkos"), {"m": 9, "n": 6, "lda": 11}, {"trans": ["N", "T"]})
-    assert res.status("kokkos") == "validated" and res.targets["kokkos"].trials == 8
+    assert res.status("kokkos") == "validated" and res.targets["kokkos"].trials == 10
 
 
 @needs_kokkos
@@ -159,7 +159,7 @@ def test_off_by_one_and_wrong_stride_sign(ref, cache) -> None:  # noqa: ANN001
     assert "dy(50): candidate" in tv.reason and "1 of 50 elements beyond" in tv.reason
     res = region(DAXPY, ref, cache, dirs("stride", "triton"), {"n": 50}, {"incx": [1, -2]})
     tv = res.targets["triton"]
-    assert tv.status == "failed" and tv.trials == 4  # right for incx=1, wrong from the first incx=-2 trial
+    assert tv.status == "failed" and tv.trials == 5  # right for incx=1, wrong from the first incx=-2 trial
     assert "incx=-2" in tv.reason and "dy(1): candidate" in tv.reason
 
 
@@ -239,7 +239,7 @@ def test_a_timed_out_trial_is_retried_at_smaller_sizes(ref, cache, tmp_path) -> 
     # matches, taking a time that explains the timeout at n=20
     res = region(DAXPY, ref, cache, slow, {"n": 20}, trials=1, timeout=1, seed=SLOW_SEED)
     tv = res.targets["kokkos"]
-    assert tv.status == "validated" and tv.trials == 3 and len(tv.comparisons) == 3, tv.reason
+    assert tv.status == "validated" and tv.trials == 4 and len(tv.comparisons) == 4, tv.reason
     assert tv.reason.startswith(f"kokkos trial 1 (workflow size, seed {SLOW_SEED}, n=20): candidate timed out: "
                                 "it used more than its limit of 1 s of CPU time")
     assert tv.reason.endswith("; validated on the retry at smaller sizes")

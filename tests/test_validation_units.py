@@ -105,8 +105,10 @@ def test_values_pin_arrays_and_plan() -> None:
     plan = plan_cases({"n": 10}, {"incx": [1, -2]}, trials=2, seed=100)
     d1, d2 = other_deltas(100)
     assert [(p[0]["n"], p[1]["incx"], p[2]) for p in plan] == [
-        (10, 1, 100), (10, 1, 101), (10 + d1, 1, 102), (10 + d2, 1, 103),
-        (10, -2, 104), (10, -2, 105), (10 + d1, -2, 106), (10 + d2, -2, 107)]
+        (10, 1, 100), (10, 1, 101), (10, 1, 102), (10 + d1, 1, 103), (10 + d2, 1, 104),
+        (10, -2, 105), (10, -2, 106), (10, -2, 107), (10 + d1, -2, 108), (10 + d2, -2, 109)]
+    assert [p[3] for p in plan[:5]] == ["workflow size", "workflow size", "workflow size, sorted inputs",
+                                        f"different size (+{d1})", f"different size (+{d2})"]
     assert alternate_sizes({"n": 10, "lda": 12}, 3) == {"n": 13, "lda": 15}
 
 
@@ -277,7 +279,7 @@ def test_values_for_arguments_the_routine_lacks_are_dropped() -> None:
     assert expand_values([{"incx": 1, "incy": 1}, {"incx": 1, "incy": 3}], names) == [{"incx": 1}]
     assert expand_values({"incy": [1, 3]}, names) == [{}]
     plan = plan_cases({"n": 10}, {"incx": [1, 2], "incy": [1, 3]}, trials=1, seed=0, names=names)
-    assert [p[1] for p in plan] == [{"incx": 1}] * 3 + [{"incx": 2}] * 3
+    assert [p[1] for p in plan] == [{"incx": 1}] * 4 + [{"incx": 2}] * 4
 
 
 def test_compile_cache_given_as_a_relative_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

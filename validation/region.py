@@ -1,7 +1,8 @@
 """The validation protocol for one region (DESIGN.md, "Validation protocol").
 
 ``validate_region`` builds the reference once, runs several trials with
-fresh seeds at the workflow sizes plus two at other sizes (every size plus a
+fresh seeds at the workflow sizes, one more there whose random float inputs are sorted
+(``inputs.sorted_inputs``: a search meets its answer anywhere), plus two at other sizes (every size plus a
 delta drawn from the seed, one in each range of ``OTHER_SIZE_DELTAS``: generated
 code must not hard-code shapes, and additive constraints such as LDA >= N+2 still
 hold), for every combination of ``values`` given as
@@ -24,7 +25,7 @@ from typing import Any
 from translate import ir
 from validation import golden
 from validation.compare import Comparison, compare
-from validation.inputs import Case, make_case
+from validation.inputs import Case, make_case, sorted_inputs
 from validation.limits import candidate_limit, explains_timeout, smaller_sizes, work_growth
 from validation.order_audit import audit_order
 from validation.runners import (
@@ -42,6 +43,7 @@ STATUSES = ("validated", "compiled", "failed", "unsupported", "inconclusive")
 # the ranges the deltas of the other-size trials are drawn from (one trial per range): a small
 # step, and one that crosses a block of 16 or 32 elements
 OTHER_SIZE_DELTAS = ((1, 9), (10, 37))
+SORTED = "workflow size, sorted inputs"  # the trial whose random float inputs are sorted ascending
 
 
 @dataclass
@@ -121,6 +123,8 @@ def plan_cases(sizes_list: Mapping[str, int] | Sequence[Mapping[str, int]],
             for _ in range(max(1, trials)):
                 plan.append((sizes, vals, seed + k, "workflow size"))
                 k += 1
+        plan.append((all_sizes[0], vals, seed + k, SORTED))
+        k += 1
         for delta in other_deltas(seed):
             plan.append((alternate_sizes(all_sizes[0], delta), vals, seed + k, f"different size (+{delta})"))
             k += 1
@@ -185,6 +189,8 @@ def validate_region(kernel: ir.Kernel, sources: Sequence[Path], target_dirs: Map
             cases = [make_case(kernel, sz, v, generators or {}, s, project_dir) for sz, v, s, _ in plan]
         except ValidationError as exc:
             return RegionValidation(region, kernel.name, _fail_all(targets, "failed", str(exc)), False, str(exc))
+        cases = [sorted_inputs(kernel, c, generators or {}) if label == SORTED else c
+                 for c, (*_, label) in zip(cases, plan, strict=True)]
         at_size = [(c, what) for c, what, (*_, label) in zip(cases, labels, plan, strict=True)
                    if label == "workflow size"]
         if at_size and all(idle(kernel, c) for c, _ in at_size):
@@ -267,6 +273,8 @@ def _smaller_trials(kernel: ir.Kernel, plan: list[tuple[dict[str, int], dict[str
         cases = [make_case(kernel, sz, v, generators, s, project_dir) for sz, v, s, _ in small]
     except ValidationError as exc:
         return _Smaller(reason=f"the smaller sizes are not valid: {exc}")
+    cases = [sorted_inputs(kernel, c, generators) if label == SORTED else c
+             for c, (*_, label) in zip(cases, plan, strict=True)]
     refs = run_reference_cases(reference, kernel, cases, work, timeout)
     for what, ref in zip(labels, refs, strict=True):
         if not ref.ok:
