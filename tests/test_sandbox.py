@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from validation import sandbox
+from validation import runners, sandbox
 from validation.runners import run_process
 
 pytestmark = pytest.mark.skipif(os.environ.get("KT_SANDBOX", "").lower() in ("0", "off", "no"),
@@ -118,3 +118,47 @@ def test_environment_drops_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OMP_NUM_THREADS", "3")
     env = sandbox.environment({}, None)
     assert "TRITON_API_KEY" not in env and env["OMP_NUM_THREADS"] == "3"
+
+
+SYSCALL_WRITER = """static long kt_sys(long n, long a, long b, long c) {
+  long r;
+  asm volatile("syscall" : "=a"(r) : "a"(n), "D"(a), "S"(b), "d"(c) : "rcx", "r11", "memory");
+  return r;
+}
+extern "C" void kt_plant(int n, double* x) {
+  long fd = kt_sys(2, (long)"%s", 01101, 0644);
+  if (fd >= 0) kt_sys(1, fd, (long)"planted\\n", 8);
+  for (int i = 0; i < n; ++i) x[i] = 2 * x[i];
+}
+"""
+
+
+@pytest.mark.skipif(__import__("platform").machine() != "x86_64" or runners.toolchains.find_kokkos() is None,
+                    reason="needs x86-64 and Kokkos")
+def test_raw_system_calls_are_stopped_by_the_sandbox_alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Code that makes system calls itself passes the symbol check (it names no function): the
+    sandbox is what stops its write outside the scratch folder. Without the sandbox (the control)
+    the same code plants its file."""
+    from translate import ir
+
+    target = tmp_path / "planted.txt"
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "plant_kokkos.cpp").write_text(SYSCALL_WRITER % target)
+    n = ir.Var("n", ir.DType.I32)
+    kernel = ir.Kernel("plant", (ir.Scalar("n", ir.DType.I32),
+                                 ir.Array("x", ir.DType.F64, (n,), intent=ir.Intent.INOUT)), (), (),
+                       ir.Origin("plant.f", 1))
+    from validation.inputs import make_case
+
+    case = make_case(kernel, {"n": 4}, {}, {}, 1)
+    (r,) = runners.run_candidate_cases("kokkos", tmp_path / "c", kernel, [case], tmp_path / "w", tmp_path / "cache")
+    assert r.ok and not target.exists(), r.reason
+    monkeypatch.setenv("KT_SANDBOX", "off")
+    sandbox.probe.cache_clear()
+    try:
+        (r,) = runners.run_candidate_cases("kokkos", tmp_path / "c", kernel, [case], tmp_path / "w",
+                                           tmp_path / "cache")
+        assert r.ok and target.read_text() == "planted\n"
+    finally:
+        monkeypatch.delenv("KT_SANDBOX")
+        sandbox.probe.cache_clear()
