@@ -157,3 +157,26 @@ def test_damaged_state_files_end_in_a_message(tmp_path: Path) -> None:
     p = _start(project)
     _, err = p.communicate(timeout=120)
     assert p.returncode == 2 and "checkpoints.sqlite is damaged" in err and "Traceback" not in err
+
+
+def test_output_problems_end_in_a_message(tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    (project / "out").mkdir()
+    (project / "out" / "scale").write_text("a file where the output folder goes")
+    p = _start(project)
+    _, err = p.communicate(timeout=120)
+    assert p.returncode == 2 and "out/scale is a file" in err and "Traceback" not in err
+    (project / "out" / "scale").unlink()
+    text = (project / "workflows.yaml").read_text().replace("output: out/scale", "output: ../elsewhere/scale")
+    (project / "workflows.yaml").write_text(text)
+    p = _start(project, "--workflow", "scale", "--targets", "kokkos")
+    _, err = p.communicate(timeout=600)
+    assert "warning: the output folder" in err and "is outside the project folder" in err
+
+
+def test_a_project_path_with_a_space_builds(tmp_path: Path) -> None:
+    project = _project(tmp_path / "my project")
+    p = _start(project)
+    _, err = p.communicate(timeout=600)
+    assert p.returncode == 0, err
+    assert all(r["targets"]["kokkos"]["status"] == "validated" for r in _report(project)["regions"])

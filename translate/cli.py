@@ -21,6 +21,7 @@ import os
 import signal
 import sqlite3
 import sys
+import tempfile
 import uuid
 from pathlib import Path
 from typing import Any
@@ -94,6 +95,7 @@ def run_workflow(project: Path, workflow: Any, targets: list[str] | None, resume
     from translate.pipeline import WorkflowRun
 
     run = WorkflowRun(workflow, project, targets)
+    _check_output(run, project)
     thread, continuing = _thread_for(project, workflow, targets, resume)
     try:
         saver = checkpointer(project)
@@ -114,6 +116,22 @@ def run_workflow(project: Path, workflow: Any, targets: list[str] | None, resume
     except stopping.Interrupted:
         _partial_report(run, graph, config)
         raise
+
+
+def _check_output(run: Any, project: Path) -> None:
+    """The output folder can be written (a clear error before any work if not); one outside the
+    project folder is written, with a warning."""
+    out = Path(run.out_dir)
+    if out.exists() and not out.is_dir():
+        raise RunError(f"the output folder {out} is a file: move it away or name another output")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=out, prefix=".kt-write-test-"):
+            pass
+    except OSError as exc:
+        raise RunError(f"the output folder {out} cannot be written: {exc.strerror or exc}") from None
+    if not out.resolve().is_relative_to(project.resolve()):
+        run.progress(f"warning: the output folder {out} is outside the project folder {project}")
 
 
 def _partial_report(run: Any, graph: Any, config: dict[str, Any]) -> None:

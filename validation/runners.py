@@ -255,6 +255,12 @@ def _publish(tmp: Path, final: Path) -> None:
     try:
         tmp.rename(final)
     except OSError:
+        if not final.exists() and tmp.exists():  # built on another file system: copied over
+            try:
+                shutil.move(str(tmp), str(final))
+                return
+            except OSError:
+                pass
         shutil.rmtree(tmp, ignore_errors=True)
 
 
@@ -317,7 +323,9 @@ def build_reference(sources: list[Path], kernels: list[ir.Kernel], workdir: Path
     from validation import refbuild  # fparser: only when building
 
     cache.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{key}-", dir=cache))
+    # f2py's meson build cannot take a folder whose path holds a space: such a build is made in
+    # the system's temporary folder, then moved into the cache
+    tmp = Path(tempfile.mkdtemp(prefix=f".{key}-", dir=None if any(c.isspace() for c in str(cache)) else cache))
     compiled = refbuild.compile_sources(sources, extra, tmp, [Path(i) for i in include], defines, flags, cflags,
                                         timeout, run_process)
     notes = "".join(f"note: {n}\n" for n in compiled.notes)
