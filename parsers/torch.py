@@ -220,6 +220,8 @@ def load_program(path: Path, sizes: Mapping[str, Any] | None = None, root: Path 
     try:
         code = compile(tree, str(path), "exec")
         exec(code, namespace)  # noqa: S102 - running the user's model file is the point
+    except SystemExit as err:  # a file ending in sys.exit() must not end the run
+        raise ParseError(rel, _error_line(path, err), f"executing the file called sys.exit({err.code!r})") from None
     except Exception as err:
         raise ParseError(rel, _error_line(path, err), f"executing the file failed: {type(err).__name__}: {err}") \
             from err
@@ -230,6 +232,9 @@ def load_program(path: Path, sizes: Mapping[str, Any] | None = None, root: Path 
     elif "get_init_inputs" in namespace:
         try:
             init_inputs = list(namespace["get_init_inputs"]())  # type: ignore[operator]
+        except SystemExit as err:
+            raise ParseError(rel, _error_line(path, err), f"get_init_inputs() called sys.exit({err.code!r})") \
+                from None
         except Exception as err:
             raise ParseError(rel, _error_line(path, err), f"get_init_inputs() failed: {type(err).__name__}: "
                                                           f"{err}") from err

@@ -405,3 +405,15 @@ def test_zero_d_output_renders_for_c_targets(tmp_path: Path) -> None:
     assert "out[0]" in cu
     kk = get_renderer("kokkos").render(kernel).source
     assert ", )" not in kk and "out_h(out)" in kk
+
+
+def test_a_model_file_that_exits_is_an_error_not_the_end_of_the_run(tmp_path: Path) -> None:
+    from parsers.base import ParseError
+    from parsers.torch import load_program
+
+    f = tmp_path / "exits.py"
+    f.write_text("import sys\nimport torch\n\n\nclass Model(torch.nn.Module):\n    def forward(self, x):\n"
+                 "        return x * 2\n\n\ndef get_inputs():\n    return [torch.randn(4)]\n\n\n"
+                 "def get_init_inputs():\n    return []\n\n\nsys.exit(0)\n")
+    with pytest.raises(ParseError, match=r"exits.py:18: executing the file called sys.exit\(0\)"):
+        load_program(f, root=tmp_path)
