@@ -137,43 +137,45 @@ def size_init_args(program: Any, kernel: ir.Kernel | ir.Opaque) -> tuple[int, ..
     return ()
 
 
-def load_regions(workflow: Workflow, files: Sequence[Path]) -> tuple[dict[str, TorchRegion], list[str]]:
-    """Every file lowered at its sizes: (regions by kernel name, error messages)."""
-    from parsers.base import ParseError
-    from parsers.torch import kernel_name, load_program, lower_program
+def load_regions(workflow: Workflow, files: Sequence[Path],
+                 workdir: Path | None = None) -> tuple[dict[str, TorchRegion], list[str]]:
+    """Every file lowered at its sizes, each loaded in a worker process (the user's Python runs
+    there, sandboxed: ``translate.pytorch_load``): (regions by kernel name, error messages)."""
+    import tempfile
+
+    from translate import ir_json
+    from translate.pytorch_load import init_value, load_in_worker
 
     regions: dict[str, TorchRegion] = {}
     errors: list[str] = []
-    for path in files:
-        sizes = file_sizes(workflow, path)
-        options = file_options(workflow, path)
-        try:
-            program = load_program(path, sizes, workflow.root, **options)
-        except ParseError as err:
-            errors.append(f"{err} (file skipped)")
-            continue
-        try:
-            kernel: ir.Kernel | ir.Opaque = lower_program(program, root=workflow.root)
-        except Exception as exc:  # a frontend bug makes this region unsupported, with the reason
-            kernel = ir.Opaque(kernel_name(path), path.read_text(errors="replace"),
-                               f"the PyTorch frontend failed: {type(exc).__name__}: {exc}",
-                               ir.Origin(_rel(path, workflow.root), program.forward_line))
-        if kernel.name in regions:
-            errors.append(f"{path}: region {kernel.name} is defined twice; keeping {regions[kernel.name].path}")
-            continue
-        size_args: tuple[int, ...] = ()
-        if "triton" in workflow.targets:  # ModelNew is emitted beside the Triton launcher
+    with tempfile.TemporaryDirectory(prefix="kt-torch-") as tmp:
+        for path in files:
+            sizes = file_sizes(workflow, path)
+            options = file_options(workflow, path)
+            got = load_in_worker(path, sizes, options, workflow.root, _rel(path, workflow.root),
+                                 "triton" in workflow.targets, Path(workdir or tmp))
+            if "error" in got:
+                errors.append(str(got["error"]))
+                continue
             try:
-                size_args = size_init_args(program, kernel)
-            except Exception:  # the guard then requires every argument unchanged
-                size_args = ()
-        shapes = list(program.input_shapes.values()) if program.input_shapes is not None else None
-        regions[kernel.name] = TorchRegion(kernel, path, sizes, options, list(program.init_inputs), size_args,
-                                           _class_name(program), shapes)
+                kernel = ir_json.loads(got["kernel"])
+                if not isinstance(kernel, (ir.Kernel, ir.Opaque)):
+                    raise ir_json.IRDecodeError("not a kernel")
+            except (ir_json.IRDecodeError, KeyError, TypeError) as exc:
+                errors.append(f"{_rel(path, workflow.root)}: the loader's answer is not a kernel ({exc}); file skipped")
+                continue
+            if kernel.name in regions:
+                errors.append(f"{path}: region {kernel.name} is defined twice; keeping {regions[kernel.name].path}")
+                continue
+            shapes = [tuple(s) for s in got["input_shapes"]] if got.get("input_shapes") is not None else None
+            regions[kernel.name] = TorchRegion(kernel, path, sizes, options,
+                                               [init_value(t) for t in got.get("init_inputs", [])],
+                                               tuple(int(i) for i in got.get("size_args", [])),
+                                               str(got.get("model_name", "Model")), shapes)
     return regions, errors
 
 
-def _class_name(program: Any) -> str:
+def class_name(program: Any) -> str:
     """The name the translated class has in its file (``module:``, ``Model``, or the class found)."""
     if program.module:
         return str(program.module)

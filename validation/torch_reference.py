@@ -47,10 +47,10 @@ from typing import Any
 import numpy as np
 
 from translate import ir
-from validation import golden
+from validation import golden, sandbox
 from validation.inputs import Case
 from validation.region import RegionValidation, TargetValidation, judge
-from validation.runners import WALL_CAP_FACTOR, _py_env, one_thread, run_candidate_cases, run_process
+from validation.runners import REPO_ROOT, WALL_CAP_FACTOR, _py_env, one_thread, run_candidate_cases, run_process
 from validation.signature import ValidationError, signature
 from validation.signature import reduces as loop_reduces
 
@@ -156,6 +156,21 @@ def _fit(kernel: ir.Kernel, scalars: dict[str, Any], arrays: dict[str, np.ndarra
     return fitted
 
 
+def _package_dirs(loader: str) -> list[Path]:
+    """The folders of the package a ``module:function`` loader lives in (the sandbox shows them)."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec(loader.split(":")[0].split(".")[0])
+    except (ImportError, ValueError):
+        return []
+    if spec is None:
+        return []
+    if spec.submodule_search_locations:
+        return [Path(p) for p in spec.submodule_search_locations]
+    return [Path(spec.origin)] if spec.origin else []
+
+
 def run_reference(source: Path, kernel: ir.Kernel, sizes: Mapping[str, Any], trials: int, seed: int,
                   workdir: Path, timeout: float = 120, loader: str = DEFAULT_LOADER,
                   options: Mapping[str, Any] | None = None) -> TorchCases:
@@ -176,9 +191,15 @@ def run_reference(source: Path, kernel: ir.Kernel, sizes: Mapping[str, Any], tri
                "progress": str(progress), "loader": loader, "options": options}
         (base / "job.json").write_text(json.dumps(job, indent=1))
         # ``timeout``: CPU seconds per case, as for every validation worker (validation.runners)
-        r = run_process([sys.executable, "-m", "validation.torch_worker", str(base / "job.json")], "PyTorch reference",
-                        WALL_CAP_FACTOR * timeout, cwd=workdir, env=_py_env(one_thread()), progress=progress,
-                        cpu_limit=timeout)
+        cmd = [sys.executable, "-P", "-m", "validation.torch_worker", str(base / "job.json")]
+        cwd, env = workdir, _py_env(one_thread())
+        if sandbox.probe().available:  # the model file is the user's Python: run where it can harm nothing
+            readable = [Path(source).resolve().parent, *(REPO_ROOT / d for d in sandbox.TOOL_PACKAGES),
+                        *_package_dirs(loader)]
+            cmd = sandbox.command(cmd, sandbox.Jail(read_only=readable, writable=[base], env=one_thread()), cwd=base)
+            cwd, env = base, None
+        r = run_process(cmd, "PyTorch reference", WALL_CAP_FACTOR * timeout, cwd=cwd, env=env, progress=progress,
+                        cpu_limit=timeout, exit_signals=env is None)
         done = [json.loads(line) for line in progress.read_text().splitlines()] if progress.exists() else []
         out = TorchCases()
         outputs = tuple(p.name for p in kernel.params if p.intent.writes)
