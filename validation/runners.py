@@ -607,5 +607,5 @@ def run_candidate_cases(target: str, files_dir: Path, kernel: ir.Kernel, cases: 
         job = {"mode": "triton", "lib": str(b.artifact), "entry": entry, "device": "cuda" if gpu else "cpu"}
         env = {} if gpu else {"TRITON_INTERPRET": "1"}
         return _call(job, kernel, cases, workdir, timeout, "candidate", env, sigs)
-    job = {"mode": "ctypes", "lib": str(b.artifact), "entry": f"kt_{entry}"}
+    job = {"mode": "ctypes", "lib": str(b.artifact), "entry": f"kt_{entry}", "gpu": target == "cuda"}
     return _call(job, kernel, cases, workdir, timeout, "candidate", sigs=sigs, timing=timing)
