@@ -15,6 +15,7 @@ import pytest
 from tests import torch_stubs as stubs
 from validation import golden
 from validation.inputs import is_poison, poison_value
+from validation.region import other_deltas
 from validation.torch_reference import (
     alternate_attempts,
     apply_rule,
@@ -79,8 +80,9 @@ def test_reference_cases_bind_inputs_params_dims_and_poison(tmp_path: Path) -> N
     assert len(tc.cases) == 3
     first, alt = tc.cases[0], tc.cases[-1]
     assert first.scalars["d0"] == 3 and first.scalars["d1"] == 10
-    assert alt.scalars["d0"] == 6 and alt.scalars["d1"] == 13  # every size + 3
-    assert "each size + 3" in tc.labels[-1]
+    d = other_deltas(7)[0]  # every size + a delta drawn from the seed
+    assert alt.scalars["d0"] == 3 + d and alt.scalars["d1"] == 10 + d
+    assert f"each size + {d}" in tc.labels[-1]
     assert first.arrays["x"].shape == (3, 10) and first.arrays["post_bias"].shape == (10,)
     assert is_poison(first.arrays["out"]).all()
     # the reference is the Model with the case's seed: recompute it here
@@ -100,7 +102,8 @@ def test_correct_candidate_validates_and_golden_revalidates(tmp_path: Path) -> N
     tv = res.targets["triton"]
     assert tv.status == "validated", tv.reason
     assert tv.trials == 3 and tv.rel_l2_err < 1e-5
-    assert res.cases[-1]["sizes"] == {"batch_size": 8, "dim": 40}
+    d = other_deltas(1234)[0]  # the other size: every size + a delta drawn from the seed
+    assert res.cases[-1]["sizes"] == {"batch_size": 5 + d, "dim": 37 + d}
     # golden data: RIGHT layout, bindings and KernelBench tolerance recorded; re-validates without the Model
     gdir = tmp_path / "out" / "golden" / "softmax_rows"
     meta = json.loads((gdir / "case0.json").read_text())
@@ -140,7 +143,8 @@ def test_different_size_falls_back_when_plus_three_breaks(tmp_path: Path) -> Non
     src = tmp_path / "even.py"
     src.write_text(stubs.SOFTMAX_MODEL.replace("def forward(self, x):",
                                                "def forward(self, x):\n        assert x.shape[1] % 2 == 0"))
-    tc = run_reference(src, stubs.row_kernel("even"), {"batch_size": 3, "dim": 8}, 1, 1, tmp_path / "w",
+    odd = next(s for s in range(1, 1000) if other_deltas(s)[0] % 2)  # a seed whose first other size is odd
+    tc = run_reference(src, stubs.row_kernel("even"), {"batch_size": 3, "dim": 8}, 1, odd, tmp_path / "w",
                        loader=LOADER)
     assert tc.ok, tc.reason
     assert "x 2" in tc.log[-1]["label"] and tc.log[-1]["sizes"] == {"batch_size": 6, "dim": 16}

@@ -19,6 +19,7 @@ import torch
 from parsers.base import ParseError
 from parsers.torch import load_program
 from translate.config import ConfigError, loads
+from validation.region import other_deltas
 from validation.torch_reference import alternate_attempts, apply_rule, module_constants
 
 os.environ.setdefault("TRITON_INTERPRET", "1")
@@ -228,9 +229,11 @@ def test_end_to_end_pinned_tuple_plain_and_guard(tmp_path: Path) -> None:
         assert e["trials"] == 3 and r["model_new"] == f"pytorch/{name}_model.py"
     meta = {n: json.loads((out / "golden" / n / "case2.json").read_text()) for n in regions}
     # the different-size trial: sizes bumped (tuples element-wise), pinned values kept
-    assert meta["scan"]["sizes"] == {"batch_size": 7, "input_shape": [15]} and meta["scan"]["values"] == {"dim": 1}
-    assert meta["gnorm"]["values"] == {"num_groups": 4} and meta["gnorm"]["sizes"]["features"] in (11, 16)
-    assert meta["plain"]["sizes"] == {"batch_size": 7, "dim": 19}
+    d = other_deltas(1234)[0]  # the other size: every size + a delta drawn from the seed
+    assert meta["scan"]["sizes"] == {"batch_size": 4 + d, "input_shape": [12 + d]}
+    assert meta["scan"]["values"] == {"dim": 1}
+    assert meta["gnorm"]["values"] == {"num_groups": 4} and meta["gnorm"]["sizes"]["features"] in (8 + d, 16)
+    assert meta["plain"]["sizes"] == {"batch_size": 4 + d, "dim": 16 + d}
 
     # ModelNew's guard: the group count and the scan axis are baked in; the channel count is a size
     gn = _import(out / "pytorch" / "gnorm_model.py")

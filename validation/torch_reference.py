@@ -49,7 +49,7 @@ import numpy as np
 from translate import ir
 from validation import golden, sandbox
 from validation.inputs import Case
-from validation.region import RegionValidation, TargetValidation, judge
+from validation.region import RegionValidation, TargetValidation, judge, other_deltas
 from validation.runners import REPO_ROOT, WALL_CAP_FACTOR, _py_env, one_thread, run_candidate_cases, run_process
 from validation.signature import ValidationError, signature
 from validation.signature import reduces as loop_reduces
@@ -119,18 +119,23 @@ def _size_like(v: Any) -> bool:
     return max(v, default=0) > 1 if isinstance(v, (list, tuple)) else v > 1
 
 
-def alternate_attempts(sizes: Mapping[str, Any], source: Path,
-                       pinned: Sequence[str] = ()) -> list[tuple[str, dict[str, Any]]]:
-    """The different-size trial's candidate sizes, in order of preference (module docstring)."""
+def alternate_attempts(sizes: Mapping[str, Any], source: Path, pinned: Sequence[str] = (),
+                       seed: int | None = None) -> list[tuple[str, dict[str, Any]]]:
+    """The different-size trial's candidate sizes, in order of preference (module docstring);
+    with ``seed``, the first adds a delta drawn from it (``region.other_deltas``) instead of 3."""
     base = dict(sizes) or {k: v for k, v in module_constants(source).items() if k not in pinned and _size_like(v)}
-    return [(f"different size ({words})", apply_rule(rule, base)) for rule, words in SIZE_RULES]
+    rules = list(SIZE_RULES)
+    if seed is not None:
+        d = other_deltas(seed)[0]
+        rules[0] = (f"+{d}", f"each size + {d}")
+    return [(f"different size ({words})", apply_rule(rule, base)) for rule, words in rules]
 
 
 def plan_cases(sizes: Mapping[str, Any], trials: int, seed: int, source: Path,
                pinned: Sequence[str] = ()) -> list[tuple[list[tuple[str, dict[str, Any]]], int]]:
     """(size attempts, seed) of every trial: ``trials`` at ``sizes``, one at a different size."""
     plan = [([("workflow size", dict(sizes))], seed + k) for k in range(max(1, trials))]
-    plan.append((alternate_attempts(sizes, source, pinned), seed + len(plan)))
+    plan.append((alternate_attempts(sizes, source, pinned, seed), seed + len(plan)))
     return plan
 
 
