@@ -250,6 +250,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.list:
         print(",".join(r.name for r in regions))
         return 0
+    from validation import sandbox
+
+    if not sandbox.probe().available:
+        print(f"warning: no sandbox here ({sandbox.probe().detail}): the candidates run unsandboxed; check only "
+              "code you trust", file=sys.stderr)
     damaged = {r: verify(r) for r in regions}
     prebuild(args.out_dir, targets, [r for r in regions if not damaged[r]])
     print(f"{'region':<20} {'target':<8} {'cases':<6} {'status':<12} max rel err / reason", flush=True)
