@@ -35,14 +35,16 @@ def _trips(loop: ir.Loop, env: Mapping[str, Any]) -> int | None:
 
 
 def _only_loops(body: tuple[ir.Stmt, ...]) -> bool:
-    """Loops, early RETURNs and IFs holding only those."""
-    return all(isinstance(s, (ir.Loop, ir.While, ir.Return))
+    """Loops, early RETURNs, assignments to scalars (set-up: ``S = 0`` before a sum) and IFs
+    holding only those: no array written, nothing called outside the loops."""
+    return all(isinstance(s, (ir.Loop, ir.While, ir.Return)) or (isinstance(s, ir.Assign) and
+                                                                isinstance(s.target, ir.Var))
                or (isinstance(s, ir.If) and _only_loops(s.then) and _only_loops(s.orelse)) for s in body)
 
 
 def idle(kernel: ir.Kernel, case: Case) -> bool:
     """Whether the region does no work on ``case``: it has loops, every outermost one runs zero
-    times, and nothing outside them writes an output or calls anything."""
+    times, and outside them it only sets scalars (no array written, nothing called)."""
     env = {**{k: v for k, v in case.sizes.items() if k not in case.scalars}, **case.env}
     loops = list(_outer_loops(kernel.body))
     if not loops or any(isinstance(lp, ir.While) for lp in loops):
