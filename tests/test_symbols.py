@@ -91,6 +91,22 @@ def test_a_kokkos_build_that_calls_python_fails_with_the_rule(tmp_path: Path) ->
     if runners.toolchains.find_kokkos() is None:
         pytest.skip("needs Kokkos")
     (tmp_path / "evil_kokkos.cpp").write_text(EVIL["python"][0].replace("kt_f", "kt_evil"))
-    b = runners.build_candidate("kokkos", tmp_path, KERNEL, tmp_path / "cache")
+    b = runners.build_candidate("kokkos", tmp_path, KERNEL, tmp_path / "cache", check_symbols=True)
     assert not b.ok and b.status == "failed"
     assert b.reason.startswith("symbol check: the compiled code calls what a kernel may not: `PyRun_SimpleString`")
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
+def test_the_compilers_cub_scans_build_unchecked_and_an_answer_using_them_is_refused(tmp_path: Path) -> None:
+    """CUB's device scans reference dlopen, dlsym and getenv through the library's headers: the
+    compiler's own output builds (it is not held to the check); the same file as an LLM's
+    answer is refused, naming them."""
+    (tmp_path / "evil_cuda.cu").write_text(
+        '#include <cub/device/device_scan.cuh>\n'
+        'extern "C" void kt_evil(int n, double* x) {\n'
+        '  size_t bytes = 0;\n'
+        '  cub::DeviceScan::InclusiveSum(nullptr, bytes, x, x, n);\n'
+        '}\n')
+    assert runners.build_candidate("cuda", tmp_path, KERNEL, tmp_path / "cache").ok
+    b = runners.build_candidate("cuda", tmp_path, KERNEL, tmp_path / "cache", check_symbols=True)
+    assert not b.ok and "`dlopen` (dynamic loading)" in b.reason

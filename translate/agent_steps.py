@@ -37,7 +37,9 @@ CONVENTIONS = {
               "- `extern \"C\" kt_NAME(...)` (the C ABI shim) copies the host arrays in and out; it is given.",
     "cuda": "- `NAME_cuda(...)` takes device pointers and a `cudaStream_t` and enqueues `__global__` kernels on "
             "that stream; every CUDA call is checked with `KT_CUDA_CHECK`.\n"
-            "- `extern \"C\" kt_NAME(...)` (the C ABI shim) copies the host arrays in and out; it is given.",
+            "- `extern \"C\" kt_NAME(...)` (the C ABI shim) copies the host arrays in and out; it is given.\n"
+            "- Write the kernels yourself: CUB and Thrust device-wide algorithms load the driver at run time "
+            "(dlopen), which the check of what an answer calls refuses.",
     "triton": "- `NAME(...)` is the launcher: arrays are 1-D contiguous torch tensors holding the source arrays "
               "linearised column-major (Fortran order), scalars are Python values; it writes arrays in place and "
               "returns a dict of out/inout scalars and \"result\" for a function value.\n"

@@ -97,7 +97,7 @@ def time_untrusted(target: str, files_dir: Path, kernel: ir.Kernel, cases: list[
 
     if reference is None or reference.lib_dir is None:
         raise RuntimeError("no reference to check the timed calls against")
-    b = build_candidate(target, files_dir, kernel, cache_dir)
+    b = build_candidate(target, files_dir, kernel, cache_dir, check_symbols=True)
     if not b.ok or b.artifact is None:
         raise RuntimeError(f"{target} does not build: {b.reason}")
     gpu = target in GPU_TARGETS and toolchains.has_gpu()

@@ -337,15 +337,16 @@ class WorkflowRun:
 
     def validate_written(self, name: str, kernel: ir.Kernel, target: str, seed: int) -> Any:
         """Validation of a target file written by the agent (``validation.region.TargetValidation``):
-        its own seeds, the trial at another size, no order audit; golden data recorded only for an
-        Opaque region (the compiler's validation records it for the others)."""
+        fresh secret seeds, the trials at other sizes, no order audit, its build's symbols checked;
+        golden data recorded only for an Opaque region (the compiler's validation records it for
+        the others)."""
         from validation.region import TargetValidation
 
         opaque = isinstance(self._load()[0][name], ir.Opaque)
         try:
             result = self._run_validation(name, {target: self.out_dir / target}, None, record_golden=opaque,
                                           kernel=kernel, workdir=self.out_dir / ".build" / name / "agent",
-                                          seed=seed, reduces=True)
+                                          seed=seed, reduces=True, untrusted=True)
         except Exception as exc:  # never let one answer stop the run
             return TargetValidation(target, "failed", f"validation error: {type(exc).__name__}: {exc}")
         return result.targets[target]

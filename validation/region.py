@@ -151,7 +151,7 @@ def validate_region(kernel: ir.Kernel, sources: Sequence[Path], target_dirs: Map
                     gpu: bool | None = None, reduces: bool | None = None,
                     tolerance: tuple[float, float] | None = None,
                     project_dir: Path | None = None, schedule_level: int | None = 0,
-                    reference_options: Mapping[str, Any] | None = None) -> RegionValidation:
+                    reference_options: Mapping[str, Any] | None = None, untrusted: bool = False) -> RegionValidation:
     """Validate every target of one region against the Fortran reference.
 
     ``target_dirs`` maps a target (kokkos, cuda, triton) to the folder holding
@@ -175,7 +175,8 @@ def validate_region(kernel: ir.Kernel, sources: Sequence[Path], target_dirs: Map
     "failed" on a mismatch), never validated.
     ``reference_options``: further keyword arguments of ``build_reference`` for the
     region's own build (a workflow's ``build:`` section: ``extra_sources``, ``fflags``,
-    ``cflags``, ``libraries``).
+    ``cflags``, ``libraries``). ``untrusted``: the targets' files are an LLM's (their
+    builds' symbols are checked, ``validation.symbols``).
     """
     region = region or kernel.name
     targets = list(target_dirs)
@@ -224,7 +225,8 @@ def validate_region(kernel: ir.Kernel, sources: Sequence[Path], target_dirs: Map
         limit = candidate_limit(timeout, (r.cpu_seconds for r in refs))
         smaller: list[_Smaller] = []  # the trials at smaller sizes, made when a target first runs out of time
         for t in targets:
-            runs = run_candidate_cases(t, Path(target_dirs[t]), kernel, cases, work, cache_dir, limit, gpu)
+            runs = run_candidate_cases(t, Path(target_dirs[t]), kernel, cases, work, cache_dir, limit, gpu,
+                                       untrusted=untrusted)
             tv = judge(t, kernel, cases, [r.outputs for r in refs], runs, labels, reduces, tolerance)
             k = tv.trials  # after a timeout: the trial that ran out of time (the ones before it matched)
             if tv.status == "inconclusive" and k < len(runs) and runs[k].timed_out == "cpu":
@@ -236,7 +238,7 @@ def validate_region(kernel: ir.Kernel, sources: Sequence[Path], target_dirs: Map
                     tv.reason += f"; no retry at smaller sizes: {retry.reason or 'no size of the trial can shrink'}"
                 else:
                     again = run_candidate_cases(t, Path(target_dirs[t]), kernel, retry.cases[k:], work, cache_dir,
-                                                limit, gpu)
+                                                limit, gpu, untrusted=untrusted)
                     verdict = judge(t, kernel, retry.cases[k:], retry.refs[k:], again, retry.labels[k:], reduces,
                                     tolerance)
                     growth = work_growth(refs[k].cpu_seconds, retry.ref_cpu[k], _elements(cases[k]),

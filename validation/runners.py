@@ -482,8 +482,11 @@ def candidate_file(target: str, files_dir: Path, name: str) -> Path | None:
 
 
 def build_candidate(target: str, files_dir: Path, kernel: ir.Kernel, cache_dir: Path | None = None,
-                    timeout: float = 600) -> CandidateBuild:
-    """Compile a kokkos/cuda candidate to a shared library (cached by hash)."""
+                    timeout: float = 600, check_symbols: bool = False) -> CandidateBuild:
+    """Compile a kokkos/cuda candidate to a shared library (cached by hash). ``check_symbols``
+    (code nobody has read: an LLM's): the object's undefined symbols must pass
+    :func:`validation.symbols.check_object`. The compiler's own output is not held to it: its
+    CUB scans reference dlopen and getenv through the library's headers."""
     if target not in TARGET_EXT:
         return CandidateBuild(False, "unsupported", f"unknown target '{target}'")
     src = candidate_file(target, files_dir, kernel.name)
@@ -510,7 +513,8 @@ def build_candidate(target: str, files_dir: Path, kernel: ir.Kernel, cache_dir: 
         link = ["nvcc", "-shared", "{obj}", "-o", "{out}"]
         nvcc = Path(shutil.which("nvcc") or "nvcc").resolve()
         tools = [nvcc.parent.parent] + ([Path(p) for p in _nvcc_targets(nvcc)])
-    extern_ok = sorted(host_calls.link_name(s) for s in _host_calls(kernel) if host_calls.callable_from_c(s))
+    extern_ok = sorted(host_calls.link_name(s) for s in _host_calls(kernel) if host_calls.callable_from_c(s)) \
+        if check_symbols else None
     return compile_cached(target, cmd, src.read_text(errors="replace"), cache_dir, timeout, link=link,
                           extern_ok=extern_ok, sources=[src.parent, *tools])
 
@@ -542,9 +546,9 @@ def compile_cached(kind: str, cmd: list[str], text: str, cache_dir: Path | None,
     cached under ``<cache>/<kind>/<hash of text and cmd>/lib.so``. With ``link``, ``cmd``
     compiles to an object (``{obj}``) whose undefined symbols must pass
     :func:`validation.symbols.check_object` (``extern_ok``: weak references it may make),
-    then ``link`` makes the library. With a sandbox here, both run in it, seeing ``sources``
-    (read-only) and the build folder only."""
-    key = _hash(kind, text, *cmd, *(link or []), *(extern_ok or []))
+    then ``link`` makes the library (``extern_ok`` None: no check). With a sandbox here, both
+    run in it, seeing ``sources`` (read-only) and the build folder only."""
+    key = _hash(kind, text, *cmd, *(link or []), "checked" if extern_ok is not None else "", *(extern_ok or []))
     cache = Path(cache_dir or default_cache_dir()).resolve() / kind  # absolute: the compiler runs elsewhere
     final = cache / key
     if (final / "lib.so").exists():
@@ -567,9 +571,9 @@ def compile_cached(kind: str, cmd: list[str], text: str, cache_dir: Path | None,
         if not r.ok:
             shutil.rmtree(tmp, ignore_errors=True)
             return CandidateBuild(False, "failed", r.reason, log=_tail("".join(outputs)))
-        if n == 0 and link is not None:
+        if n == 0 and link is not None and extern_ok is not None:
             try:
-                refused = symbols.check_object(tmp / "obj.o", extern_ok or ())
+                refused = symbols.check_object(tmp / "obj.o", extern_ok)
             except (OSError, subprocess.SubprocessError) as exc:
                 refused = [f"the symbol check could not read the object: {exc}"]
             if refused:
@@ -592,11 +596,11 @@ def run_candidate(target: str, files_dir: Path, kernel: ir.Kernel, case: Case, w
 def run_candidate_cases(target: str, files_dir: Path, kernel: ir.Kernel, cases: list[Case], workdir: Path,
                         cache_dir: Path | None = None, timeout: float = 60, gpu: bool | None = None,
                         sigs: list[dict[str, Any]] | None = None,
-                        timing: dict[str, float] | None = None) -> list[RunResult]:
+                        timing: dict[str, float] | None = None, untrusted: bool = False) -> list[RunResult]:
     """Build (cached) and run one candidate on every case in one process
     (``timeout``: CPU seconds per case): status "ran", "compiled" (CUDA without a GPU),
-    "failed" or "unsupported"."""
-    b = build_candidate(target, files_dir, kernel, cache_dir)
+    "failed" or "unsupported". ``untrusted``: an LLM's code (its build's symbols are checked)."""
+    b = build_candidate(target, files_dir, kernel, cache_dir, check_symbols=untrusted)
     if not b.ok or b.artifact is None:
         return [RunResult(False, b.status, b.reason, log=b.log) for _ in cases]
     gpu = toolchains.has_gpu() if gpu is None else gpu
