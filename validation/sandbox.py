@@ -141,7 +141,12 @@ def environment(extra: Mapping[str, str], scratch: Path | None) -> dict[str, str
     env.setdefault("PATH", "/usr/bin:/bin")
     env.setdefault("LANG", "C.UTF-8")
     env.pop("TRITON_CACHE_DIR", None)
-    env.update({"PYTHONDONTWRITEBYTECODE": "1", "PYTHONNOUSERSITE": "1", "PYTHONPATH": str(REPO_ROOT)})
+    # the package folders outside the interpreter's prefixes (a user site, say) go on the path by
+    # name: inside, HOME is the scratch folder, so Python would not find a user site itself
+    prefixes = [Path(p).resolve() for p in {sys.prefix, sys.base_prefix, sys.exec_prefix}]
+    extra = [str(p) for p in python_paths() if not any(p.is_relative_to(q) for q in prefixes)]
+    env.update({"PYTHONDONTWRITEBYTECODE": "1", "PYTHONNOUSERSITE": "1",
+                "PYTHONPATH": os.pathsep.join([str(REPO_ROOT), *extra])})
     if scratch is not None:
         env.update({"HOME": str(scratch), "TMPDIR": str(scratch), "TRITON_CACHE_DIR": str(scratch / ".triton")})
     env.update(extra)
