@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.validation_kernels import ALL, DAXPY, FORTRAN
+from tests.validation_kernels import DAXPY
 from translate.optimize_steps import TimingMismatch, time_untrusted
-from validation import runners, timed, toolchains
+from validation import timed, toolchains
 from validation.inputs import make_case
 
 pytestmark = [
@@ -22,18 +22,6 @@ pytestmark = [
 ]
 GOOD = Path(__file__).parent / "validation_data" / "cand" / "good"
 needs_kokkos = pytest.mark.skipif(toolchains.find_kokkos() is None, reason="needs Kokkos")
-
-
-@pytest.fixture(scope="module")
-def cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("kt-cache")
-
-
-@pytest.fixture(scope="module")
-def ref(cache: Path) -> runners.ReferenceBuild:
-    build = runners.build_reference([FORTRAN], ALL, cache / "work", cache_dir=cache)
-    assert build.ok, build.reason + build.log
-    return build
 
 
 def _cases(n: int = 3000, count: int = 4) -> list:

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.validation_kernels import ALL, DAXPY, DDOT, FORTRAN, SCALE, v
-from validation import runners, toolchains
+from tests.validation_kernels import DAXPY, DDOT, FORTRAN, SCALE, v
+from validation import toolchains
 from validation.region import validate_region
 
 pytestmark = [
@@ -20,18 +20,6 @@ pytestmark = [
     pytest.mark.skipif(not (toolchains.gfortran().available and toolchains.f2py().available),
                        reason="needs gfortran and numpy.f2py (meson, ninja)"),
 ]
-
-
-@pytest.fixture(scope="module")
-def cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("kt-cache")
-
-
-@pytest.fixture(scope="module")
-def ref(cache: Path) -> runners.ReferenceBuild:
-    build = runners.build_reference([FORTRAN], ALL, cache / "work", cache_dir=cache)
-    assert build.ok, build.reason + build.log
-    return build
 
 
 def _validate(kernel, ref, cache, tmp_path, sizes, values=None):  # noqa: ANN001, ANN202

@@ -28,18 +28,6 @@ needs_kokkos = pytest.mark.skipif(not HAS_KOKKOS, reason="needs g++ and Kokkos")
 GRID = {"n": 7, "m": 5, "lda": 10, "ldb": 8}
 
 
-@pytest.fixture(scope="module")
-def cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("kt-cache")
-
-
-@pytest.fixture(scope="module")
-def ref(cache: Path) -> runners.ReferenceBuild:
-    build = runners.build_reference([FORTRAN], ALL, cache / "work", cache_dir=cache)
-    assert build.ok, build.reason + build.log
-    return build
-
-
 def dirs(variant: str, *targets: str) -> dict[str, Path]:
     return {t: CAND / variant / t for t in targets}
 
