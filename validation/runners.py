@@ -271,6 +271,13 @@ def _py_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     return env
 
 
+def runtime_dirs() -> list[Path]:
+    """Folders a built candidate loads libraries from outside the system's (a Kokkos installed
+    elsewhere): visible, read-only, in the sandbox."""
+    info = toolchains.find_kokkos()
+    return [Path(info.lib_dir)] if info is not None and Path(info.lib_dir).is_dir() else []
+
+
 def one_thread(extra: dict[str, str] | None = None) -> dict[str, str]:
     """``extra`` plus ``ONE_THREAD`` set to 1: the environment of a validation worker."""
     return {**dict.fromkeys(ONE_THREAD, "1"), **(extra or {})}
@@ -417,8 +424,8 @@ def _call(job: dict[str, Any], kernel: ir.Kernel, cases: list[Case], workdir: Pa
     cwd, full_env, most, boxed = workdir, _py_env(extra), None, False
     if job["mode"] != "reference" and sandbox.probe().available:
         # a candidate sees its scratch folder (inputs, outputs) and its own library or launcher only
-        jail = sandbox.Jail(read_only=[Path(job["lib"])], writable=[base], env=extra, gpu=job.get("device") == "cuda"
-                            or bool(job.get("gpu")))
+        jail = sandbox.Jail(read_only=[Path(job["lib"]), *runtime_dirs()], writable=[base], env=extra,
+                            gpu=job.get("device") == "cuda" or bool(job.get("gpu")))
         cmd, cwd, full_env, most, boxed = sandbox.command(cmd, jail, cwd=base), base, None, sandbox.MAX_PROCESSES, True
     if timing:
         # a timing run measures speed with every core it is given: held to wall-clock time (on a quiet machine)

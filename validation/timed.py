@@ -32,7 +32,7 @@ import numpy as np
 from translate import ir, stopping
 from validation import sandbox
 from validation.inputs import Case
-from validation.runners import _dies_with_us, _py_env, _sizes, one_thread
+from validation.runners import _dies_with_us, _py_env, _sizes, one_thread, runtime_dirs
 from validation.signature import signature
 
 PINGS = 15  # no-op round trips measured before the calls
@@ -105,7 +105,7 @@ def time_calls(job: dict[str, Any], kernel: ir.Kernel, cases: list[Case], workdi
         if sandboxed:
             if not sandbox.probe().available:
                 raise TimingError(f"no sandbox to time untrusted code in: {sandbox.probe().detail}")
-            read = [Path(job["lib"])] if "lib" in job else []
+            read = [Path(job["lib"]), *runtime_dirs()] if "lib" in job else []
             cmd = sandbox.command(cmd, sandbox.Jail(read_only=read, writable=[base], env=env_extra, gpu=gpu),
                                   cwd=base)
             cwd, env = base, None
