@@ -4,7 +4,8 @@ away (rejected by a rule, or failed by the validation) with a reason naming the 
 check, and the honest answer that follows must still be accepted.
 
 Families: calling the reference (ctypes, a dynamic import, pydoc/pkgutil name lookup), reading
-the expected outputs, constant output, hard-coded sizes, fallbacks (a context manager that
+the expected outputs, constant output, hard-coded sizes, a kernel that looks at one block only,
+a comparison made in half precision, fallbacks (a context manager that
 swallows errors), timing tricks (patching the median), tampering (planting a sitecustomize.py,
 from Python and from C++ through raw system calls the symbol check cannot see), obfuscation
 (getattr/vars on builtins, an import list, a continuation line), Python embedded in C++,
@@ -67,6 +68,11 @@ TRITON = {
     "timing-median": (_py("    return {'result': n + 1}",
                           "import statistics\nimport torch\nstatistics.median = lambda xs: 0.0"), "rejected",
                       "statistics"),
+    "one-block": (CORRECT.replace("    for start in range(0, n, BLOCK):\n", "    for start in range(0, 1):\n")
+                  .replace("BLOCK=block", "BLOCK=32"), "failed", "sorted inputs"),
+    "fp16-compare": (CORRECT.replace("hit = (offs < n) & (x > t)",
+                                     "hit = (offs < n) & (x.to(tl.float16) > tl.full([BLOCK], t, tl.float32)"
+                                     ".to(tl.float16))"), "failed", "near ties"),
     "tamper-sitecustomize": (_py(f"    open('{REPO}/sitecustomize.py', 'w').write('import os')\n"
                                  "    return {'result': n + 1}"), "rejected", "open"),
 }

@@ -272,18 +272,3 @@ def make_case(kernel: ir.Kernel, sizes: Mapping[str, int], values: Mapping[str, 
     outputs = tuple(p.name for p in kernel.params if p.intent.writes) + (("result",) if kernel.result else ())
     return Case(kernel.name, scalars, arrays, seed, outputs, dict(sizes), dict(values))
 
-
-def sorted_inputs(kernel: ir.Kernel, case: Case, generators: Mapping[str, str]) -> Case:
-    """``case`` with every random floating input array sorted ascending (in memory order): a
-    search or a scan then meets its answer anywhere in the array, often far past its first
-    block, which random data rarely asks of it (a kernel that looks at one block only fails)."""
-    arrays = dict(case.arrays)
-    for a in kernel.arrays:
-        if a.intent == ir.Intent.OUT or not a.dtype.is_float or lookup(case.values, a.name)[0] \
-                or lookup(generators, a.name)[0]:
-            continue
-        arr = arrays[a.name]
-        order = "F" if a.layout == ir.Layout.LEFT else "C"
-        flat = np.sort(arr.reshape(-1, order=order))
-        arrays[a.name] = np.require(flat.reshape(arr.shape, order=order), dtype=arr.dtype, requirements=[order])
-    return Case(case.kernel, case.scalars, arrays, case.seed, case.outputs, case.sizes, case.values)

@@ -2,7 +2,8 @@
 
 ``validate_region`` builds the reference once, runs several trials with
 fresh seeds at the workflow sizes, one more there whose random float inputs are sorted
-(``inputs.sorted_inputs``: a search meets its answer anywhere), plus two at other sizes (every size plus a
+(``stress.sorted_inputs``: a search meets its answer late), for regions with integer results one
+whose inputs tie past fp16 (``stress.near_ties``), plus two at other sizes (every size plus a
 delta drawn from the seed, one in each range of ``OTHER_SIZE_DELTAS``: generated
 code must not hard-code shapes, and additive constraints such as LDA >= N+2 still
 hold), for every combination of ``values`` given as
@@ -25,7 +26,7 @@ from typing import Any
 from translate import ir
 from validation import golden
 from validation.compare import Comparison, compare
-from validation.inputs import Case, make_case, sorted_inputs
+from validation.inputs import Case, make_case
 from validation.limits import candidate_limit, explains_timeout, smaller_sizes, work_growth
 from validation.order_audit import audit_order
 from validation.runners import (
@@ -37,6 +38,7 @@ from validation.runners import (
 )
 from validation.signature import ValidationError
 from validation.signature import reduces as kernel_reduces
+from validation.stress import integer_results, near_ties, sorted_inputs
 from validation.work import idle
 
 STATUSES = ("validated", "compiled", "failed", "unsupported", "inconclusive")
@@ -44,6 +46,8 @@ STATUSES = ("validated", "compiled", "failed", "unsupported", "inconclusive")
 # step, and one that crosses a block of 16 or 32 elements
 OTHER_SIZE_DELTAS = ((1, 9), (10, 37))
 SORTED = "workflow size, sorted inputs"  # the trial whose random float inputs are sorted ascending
+NEAR_TIES = "workflow size, near ties"  # the trial whose random float inputs differ past fp16 (validation.stress)
+STRESS = {SORTED: sorted_inputs, NEAR_TIES: near_ties}
 
 
 @dataclass
@@ -111,9 +115,10 @@ def alternate_sizes(sizes: Mapping[str, int], delta: int) -> dict[str, int]:
 
 def plan_cases(sizes_list: Mapping[str, int] | Sequence[Mapping[str, int]],
                values_list: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None,
-               trials: int, seed: int, names: Sequence[str] | None = None,
+               trials: int, seed: int, names: Sequence[str] | None = None, ties: bool = False,
                ) -> list[tuple[dict[str, int], dict[str, Any], int, str]]:
-    """(sizes, values, seed, label) of every trial; ``names``: see :func:`expand_values`."""
+    """(sizes, values, seed, label) of every trial; ``names``: see :func:`expand_values`;
+    ``ties``: a near-tie trial too (``validation.stress``: regions with integer results)."""
     all_sizes = [dict(sizes_list)] if isinstance(sizes_list, Mapping) else [dict(s) for s in sizes_list]
     all_sizes = all_sizes or [{}]
     plan = []
@@ -125,6 +130,9 @@ def plan_cases(sizes_list: Mapping[str, int] | Sequence[Mapping[str, int]],
                 k += 1
         plan.append((all_sizes[0], vals, seed + k, SORTED))
         k += 1
+        if ties:
+            plan.append((all_sizes[0], vals, seed + k, NEAR_TIES))
+            k += 1
         for delta in other_deltas(seed):
             plan.append((alternate_sizes(all_sizes[0], delta), vals, seed + k, f"different size (+{delta})"))
             k += 1
@@ -184,13 +192,14 @@ def validate_region(kernel: ir.Kernel, sources: Sequence[Path], target_dirs: Map
     with tempfile.TemporaryDirectory(prefix=f"kt-{region}-") as tmp:
         work = Path(workdir) if workdir else Path(tmp)
         work.mkdir(parents=True, exist_ok=True)
-        plan = plan_cases(sizes_list, values_list, trials, seed, [p.name for p in kernel.params])
+        plan = plan_cases(sizes_list, values_list, trials, seed, [p.name for p in kernel.params],
+                          integer_results(kernel))
         labels = [_describe(n + 1, s, label, sz, v) for n, (sz, v, s, label) in enumerate(plan)]
         try:
             cases = [make_case(kernel, sz, v, generators or {}, s, project_dir) for sz, v, s, _ in plan]
         except ValidationError as exc:
             return RegionValidation(region, kernel.name, _fail_all(targets, "failed", str(exc)), False, str(exc))
-        cases = [sorted_inputs(kernel, c, generators or {}) if label == SORTED else c
+        cases = [STRESS[label](kernel, c, generators or {}) if label in STRESS else c
                  for c, (*_, label) in zip(cases, plan, strict=True)]
         at_size = [(c, what) for c, what, (*_, label) in zip(cases, labels, plan, strict=True)
                    if label == "workflow size"]
@@ -275,7 +284,7 @@ def _smaller_trials(kernel: ir.Kernel, plan: list[tuple[dict[str, int], dict[str
         cases = [make_case(kernel, sz, v, generators, s, project_dir) for sz, v, s, _ in small]
     except ValidationError as exc:
         return _Smaller(reason=f"the smaller sizes are not valid: {exc}")
-    cases = [sorted_inputs(kernel, c, generators) if label == SORTED else c
+    cases = [STRESS[label](kernel, c, generators) if label in STRESS else c
              for c, (*_, label) in zip(cases, plan, strict=True)]
     refs = run_reference_cases(reference, kernel, cases, work, timeout)
     for what, ref in zip(labels, refs, strict=True):
