@@ -72,7 +72,7 @@ def load_in_worker(path: Path, sizes: dict[str, Any], options: dict[str, Any], r
                    size_args: bool, workdir: Path, cpu_limit: float = LOAD_CPU_S) -> dict[str, Any]:
     """:func:`load_one` in a worker process (sandboxed where a sandbox is available)."""
     from validation import sandbox
-    from validation.runners import REPO_ROOT, WALL_CAP_FACTOR, _py_env, one_thread, run_process
+    from validation.runners import WALL_CAP_FACTOR, _py_env, one_thread, run_process
 
     workdir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="kt-load-", dir=workdir) as tmp:
@@ -86,7 +86,7 @@ def load_in_worker(path: Path, sizes: dict[str, Any], options: dict[str, Any], r
         cwd: Path = Path(path).resolve().parent
         if sandbox.probe().available:
             readable = [root.resolve(), Path(path).resolve().parent,
-                        *(REPO_ROOT / d for d in sandbox.TOOL_PACKAGES)]
+                        *sandbox.TOOL_PACKAGES]
             cmd = sandbox.command(cmd, sandbox.Jail(read_only=readable, writable=[base], env=one_thread()), cwd=cwd)
             env = None
         r = run_process(cmd, f"loading {rel}", WALL_CAP_FACTOR * cpu_limit, cwd=cwd, env=env,

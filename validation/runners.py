@@ -402,6 +402,23 @@ def _reference_record(folder: Path) -> tuple[dict[str, str], str]:
     return {str(k): str(v) for k, v in failed.items()}, notes
 
 
+def write_cases(kernel: ir.Kernel, cases: list[Case], base: Path,
+                sigs: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+    """Each case's inputs as ``in<k>.npz`` in ``base``: the worker job's items (case, out, signature)."""
+    items = []
+    for k, case in enumerate(cases):
+        case.save(base / f"in{k}.npz")
+        sig = sigs[k] if sigs else signature(kernel, case.env | _sizes(case))
+        items.append({"case": str(base / f"in{k}.npz"), "out": str(base / f"out{k}.npz"), "sig": sig})
+    return items
+
+
+def candidate_jail(job: dict[str, Any], base: Path, env: dict[str, str], gpu: bool) -> sandbox.Jail:
+    """What a candidate's worker sees: its scratch folder ``base`` (inputs, outputs), its own
+    library or launcher and the libraries that links, read-only."""
+    return sandbox.Jail(read_only=[Path(job["lib"]), *runtime_dirs()], writable=[base], env=env, gpu=gpu)
+
+
 def _call(job: dict[str, Any], kernel: ir.Kernel, cases: list[Case], workdir: Path, timeout: float, what: str,
           env: dict[str, str] | None = None, sigs: list[dict[str, Any]] | None = None,
           timing: dict[str, float] | None = None) -> list[RunResult]:
@@ -411,11 +428,7 @@ def _call(job: dict[str, Any], kernel: ir.Kernel, cases: list[Case], workdir: Pa
     Cases after a failing one come back failed with "not run"."""
     workdir.mkdir(parents=True, exist_ok=True)
     base = Path(tempfile.mkdtemp(prefix=f"{kernel.name}-{job['mode']}-", dir=workdir))
-    items = []
-    for k, case in enumerate(cases):
-        case.save(base / f"in{k}.npz")
-        sig = sigs[k] if sigs else signature(kernel, case.env | _sizes(case))
-        items.append({"case": str(base / f"in{k}.npz"), "out": str(base / f"out{k}.npz"), "sig": sig})
+    items = write_cases(kernel, cases, base, sigs)
     progress = base / "progress"
     job = {**job, "cases": items, "progress": str(progress), **({"timing": timing} if timing else {})}
     (base / "job.json").write_text(json.dumps(job, indent=1))
@@ -423,9 +436,7 @@ def _call(job: dict[str, Any], kernel: ir.Kernel, cases: list[Case], workdir: Pa
     extra = dict(env or {}) if timing else one_thread(env)
     cwd, full_env, most, boxed = workdir, _py_env(extra), None, False
     if job["mode"] != "reference" and sandbox.probe().available:
-        # a candidate sees its scratch folder (inputs, outputs) and its own library or launcher only
-        jail = sandbox.Jail(read_only=[Path(job["lib"]), *runtime_dirs()], writable=[base], env=extra,
-                            gpu=job.get("device") == "cuda" or bool(job.get("gpu")))
+        jail = candidate_jail(job, base, extra, job.get("device") == "cuda" or bool(job.get("gpu")))
         cmd, cwd, full_env, most, boxed = sandbox.command(cmd, jail, cwd=base), base, None, sandbox.MAX_PROCESSES, True
     if timing:
         # a timing run measures speed with every core it is given: held to wall-clock time (on a quiet machine)
@@ -515,8 +526,7 @@ def build_candidate(target: str, files_dir: Path, kernel: ir.Kernel, cache_dir: 
     else:
         if not shutil.which("nvcc"):
             return CandidateBuild(False, "unsupported", "nvcc not found (see translate doctor)")
-        cmd = [*nvcc_command(src, src.parent)[:-2], "-c", "-o", "{obj}"]
-        cmd.remove("-shared")
+        cmd = nvcc_command(src, src.parent, compile_only=True)
         link = ["nvcc", "-shared", "{obj}", "-o", "{out}"]
         nvcc = Path(shutil.which("nvcc") or "nvcc").resolve()
         tools = [nvcc.parent.parent] + ([Path(p) for p in _nvcc_targets(nvcc)])
@@ -539,11 +549,13 @@ def _nvcc_targets(nvcc: Path) -> list[str]:
     return [str(Path(m).resolve().parent.parent) for m in re.findall(r"exec\s+(/\S+/bin/nvcc)\b", head)]
 
 
-def nvcc_command(src: Path | str, include: Path) -> list[str]:
-    """The nvcc line that builds a CUDA file into ``{out}`` (a shared library, sm_90 + PTX)."""
-    return ["nvcc", "-std=c++17", "-O2", "-Xcompiler", "-fPIC", "-shared",
+def nvcc_command(src: Path | str, include: Path, compile_only: bool = False) -> list[str]:
+    """The nvcc line that builds a CUDA file into ``{out}`` (a shared library, sm_90 + PTX), or
+    with ``compile_only`` into the object ``{obj}``."""
+    made = ["-c", "-o", "{obj}"] if compile_only else ["-shared", "-o", "{out}"]
+    return ["nvcc", "-std=c++17", "-O2", "-Xcompiler", "-fPIC",
             "-gencode", "arch=compute_90,code=sm_90", "-gencode", "arch=compute_90,code=compute_90",
-            f"-I{include}", str(src), "-o", "{out}"]
+            f"-I{include}", str(src), *made]
 
 
 def compile_cached(kind: str, cmd: list[str], text: str, cache_dir: Path | None, timeout: float,

@@ -42,7 +42,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 WORKER_FILES = ("validation/__init__.py", "validation/worker.py", "validation/npz.py", "validation/timing.py",
                 "validation/serve.py")
 # the tool's packages a frontend worker needs (a model file loaded in the sandbox), read-only
-TOOL_PACKAGES = ("parsers", "translate", "validation", "targets")
+TOOL_PACKAGES = tuple(REPO_ROOT / d for d in ("parsers", "translate", "validation", "targets"))
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 ETC_FILES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "localtime", "passwd", "group",
              "nsswitch.conf", "os-release")

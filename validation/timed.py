@@ -32,8 +32,7 @@ import numpy as np
 from translate import ir, stopping
 from validation import sandbox
 from validation.inputs import Case
-from validation.runners import _dies_with_us, _py_env, _sizes, one_thread, runtime_dirs
-from validation.signature import signature
+from validation.runners import _dies_with_us, _py_env, candidate_jail, one_thread, write_cases
 
 PINGS = 15  # no-op round trips measured before the calls
 
@@ -93,11 +92,7 @@ def time_calls(job: dict[str, Any], kernel: ir.Kernel, cases: list[Case], workdi
     workdir.mkdir(parents=True, exist_ok=True)
     base = Path(tempfile.mkdtemp(prefix=f"{kernel.name}-timed-", dir=workdir))
     try:
-        items = []
-        for k, case in enumerate(cases):
-            case.save(base / f"in{k}.npz")
-            items.append({"case": str(base / f"in{k}.npz"), "out": str(base / f"out{k}.npz"),
-                          "sig": signature(kernel, case.env | _sizes(case))})
+        items = write_cases(kernel, cases, base)
         (base / "job.json").write_text(json.dumps({**job, "cases": items}, indent=1))
         cmd = [sys.executable, "-P", "-m", "validation.serve", str(base / "job.json")]
         env_extra = {} if gpu else one_thread({"TRITON_INTERPRET": "1"} if job["mode"] == "triton" else {})
@@ -105,9 +100,7 @@ def time_calls(job: dict[str, Any], kernel: ir.Kernel, cases: list[Case], workdi
         if sandboxed:
             if not sandbox.probe().available:
                 raise TimingError(f"no sandbox to time untrusted code in: {sandbox.probe().detail}")
-            read = [Path(job["lib"]), *runtime_dirs()] if "lib" in job else []
-            cmd = sandbox.command(cmd, sandbox.Jail(read_only=read, writable=[base], env=env_extra, gpu=gpu),
-                                  cwd=base)
+            cmd = sandbox.command(cmd, candidate_jail(job, base, env_extra, gpu), cwd=base)
             cwd, env = base, None
         return _run(cmd, cwd, env, base, items, timeout)
     finally:

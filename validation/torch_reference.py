@@ -50,7 +50,7 @@ from translate import ir
 from validation import golden, sandbox
 from validation.inputs import Case
 from validation.region import RegionValidation, TargetValidation, judge, other_deltas
-from validation.runners import REPO_ROOT, WALL_CAP_FACTOR, _py_env, one_thread, run_candidate_cases, run_process
+from validation.runners import WALL_CAP_FACTOR, _py_env, one_thread, run_candidate_cases, run_process
 from validation.signature import ValidationError, signature
 from validation.signature import reduces as loop_reduces
 
@@ -199,7 +199,7 @@ def run_reference(source: Path, kernel: ir.Kernel, sizes: Mapping[str, Any], tri
         cmd = [sys.executable, "-P", "-m", "validation.torch_worker", str(base / "job.json")]
         cwd, env = workdir, _py_env(one_thread())
         if sandbox.probe().available:  # the model file is the user's Python: run where it can harm nothing
-            readable = [Path(source).resolve().parent, *(REPO_ROOT / d for d in sandbox.TOOL_PACKAGES),
+            readable = [Path(source).resolve().parent, *sandbox.TOOL_PACKAGES,
                         *_package_dirs(loader)]
             cmd = sandbox.command(cmd, sandbox.Jail(read_only=readable, writable=[base], env=one_thread()), cwd=base)
             cwd, env = base, None

@@ -8,6 +8,8 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from translate import ir
+from translate.privatize import trip_count
+from validation.costs import case_env
 from validation.inputs import Case
 
 
@@ -22,16 +24,12 @@ def _outer_loops(body: tuple[ir.Stmt, ...]) -> Iterator[ir.Loop | ir.While]:
 
 
 def _trips(loop: ir.Loop, env: Mapping[str, Any]) -> int | None:
-    """How many times a loop runs at ``env`` (None when its bounds depend on more than scalars)."""
+    """How many times a loop runs at ``env`` (None when that depends on more than scalars)."""
+    trip = trip_count(loop)
     try:
-        start, stop, step = (int(ir.evaluate(e, env)) for e in (loop.start, loop.stop, loop.step))
+        return None if trip is None else int(ir.evaluate(trip, env))
     except (KeyError, TypeError, ValueError, ZeroDivisionError):
         return None
-    if step > 0:
-        return max(0, -(-(stop - start) // step))
-    if step < 0:
-        return max(0, -(-(start - stop) // -step))
-    return None
 
 
 def _only_loops(body: tuple[ir.Stmt, ...]) -> bool:
@@ -45,7 +43,7 @@ def _only_loops(body: tuple[ir.Stmt, ...]) -> bool:
 def idle(kernel: ir.Kernel, case: Case) -> bool:
     """Whether the region does no work on ``case``: it has loops, every outermost one runs zero
     times, and outside them it only sets scalars (no array written, nothing called)."""
-    env = {**{k: v for k, v in case.sizes.items() if k not in case.scalars}, **case.env}
+    env = case_env(case)
     loops = list(_outer_loops(kernel.body))
     if not loops or any(isinstance(lp, ir.While) for lp in loops):
         return False
