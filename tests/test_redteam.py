@@ -141,14 +141,21 @@ def _judged(region: dict, families: dict[str, tuple[str, str, str]]) -> None:
     assert attempts[-1]["status"] == "validated", attempts[-1]
 
 
+def _series(tmp: Path, server: ScriptedLLMServer, target: str, families: dict[str, tuple[str, str, str]],
+            honest: str) -> None:
+    """Every family's answer, then the honest one, to the coder of ``target``: each judged as listed,
+    the honest one validated, nothing planted."""
+    server.add(*(a for a, _, _ in families.values()), honest)
+    region = _run(tmp, server, target, len(families) + 1)
+    _judged(region, families)
+    assert region["targets"][target]["status"] == "validated"
+    assert not (REPO / "sitecustomize.py").exists()
+
+
 def test_every_python_hack_is_turned_away_and_the_honest_answer_passes(tmp_path: Path, server: ScriptedLLMServer,
                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(KEY_ENV, SECRET)
-    server.add(*(a for a, _, _ in TRITON.values()), CORRECT)
-    region = _run(tmp_path, server, "triton", len(TRITON) + 1)
-    _judged(region, TRITON)
-    assert region["targets"]["triton"]["status"] == "validated"
-    assert not (REPO / "sitecustomize.py").exists()
+    _series(tmp_path, server, "triton", TRITON, CORRECT)
     assert SECRET not in json.dumps(server.requests)
 
 
@@ -157,11 +164,7 @@ def test_every_python_hack_is_turned_away_and_the_honest_answer_passes(tmp_path:
 def test_every_cpp_hack_is_turned_away_and_the_honest_answer_passes(tmp_path: Path, server: ScriptedLLMServer,
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(KEY_ENV, SECRET)
-    server.add(*(a for a, _, _ in KOKKOS.values()), HONEST_KOKKOS)
-    region = _run(tmp_path, server, "kokkos", len(KOKKOS) + 1)
-    _judged(region, KOKKOS)
-    assert region["targets"]["kokkos"]["status"] == "validated"
-    assert not (REPO / "sitecustomize.py").exists()
+    _series(tmp_path, server, "kokkos", KOKKOS, HONEST_KOKKOS)
 
 
 @pytest.mark.skipif(shutil.which("nvcc") is None or toolchains.has_gpu(), reason="needs nvcc and no GPU")
