@@ -13,17 +13,13 @@ Both are C++ text with ``@DMMA_*@`` / ``@DA_*@`` block-shape placeholders that
 # BM, BN, BK, WM, WN of the register-staged WMMA kernel (the fallback; 23.5 TFLOP/s on the H200)
 DMMA_TILE = (128, 128, 8, 32, 64)
 # BM, BN, BK, WM, WN, STAGES, KI of the cp.async kernel; KI: the k of the sm_90 shape m16n8kKI (4, 8, 16; 0: m8n8k4).
-# H200, 2026-12-03, fp64 4096^3 / 8192^3 against cuBLAS through torch, nine candidates side by side
-# (docs/measurements/2026-12-03-h200-matmul-probe-tiles.txt): 128x128 tiles, BK 32, 32x32 per warp (16
-# warps), 3 stages: 0.46-0.53x at 4096^3, 0.52-0.57x at 8192^3; the earlier 128x64 / BK 16 / 4 stages
-# 0.42-0.53x in the same run; BK 32 with 128x64 tiles 0.31-0.37x; 64x64 0.34-0.43x. Eighth session
-# (docs/measurements/2026-12-03-h200-session8.txt): the k-permuted fragments (B as double2, strides BM + 1
-# and BK + 2) against the same kernel without (BM + 4, BK + 4), side by side: 0.45x -> 0.46x of cuBLAS at
-# 4096^3 row-major, 0.49x -> 0.51x column-major, 0.57x -> 0.58x at 8192^3; warp tiles of 64x32 or 32x64
-# (8 warps) 0.38-0.47x, m16n8k8 0.41-0.50x. Ninth session: B copied 16 bytes at a time where k is its unit
-# stride, row-major products computed as C^T = B^T A^T: 0.58x / 0.52x / 0.58x at 4096^3, 0.60-0.62x at 8192^3.
-# An ablation showed where the time goes: without the MMAs (copies and shared reads only) and without the
-# copies (shared reads and MMAs only) each ran at 0.92-1.25x of cuBLAS's time; the kernel takes about their sum
+# Chosen by timing candidates side by side against cuBLAS on fp64 4096^3 and 8192^3 products (the
+# matmul tile probes under docs/measurements): 128x128 tiles, BK 32, 32x32 per warp (16 warps) and 3
+# stages beat 128x64 tiles, 64x64 tiles, 64x32 or 32x64 warp tiles and m16n8k8. The k-permuted
+# fragments (B as double2, strides BM + 1 and BK + 2) avoid shared-memory bank conflicts; B is copied
+# 16 bytes at a time where k is its unit stride, and row-major products are computed as C^T = B^T A^T.
+# Copies and MMAs each take about as long as cuBLAS's whole product, and the kernel about their sum:
+# overlapping them is what would gain more.
 DMMA_ASYNC_TILE = (128, 128, 32, 32, 32, 3, 16)
 
 DMMA_PRIMITIVES = r"""

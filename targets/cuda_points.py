@@ -27,14 +27,13 @@ from translate.schedule import DeviceNest
 if TYPE_CHECKING:
     from targets.cuda import CudaRenderer
 
-# iterations per thread when the schedule leaves ``march`` at 0. H200, side by side (ms; 1, 2, 4, 8
-# per thread): vcopy 0.614 0.556 0.580 0.593, vscal 0.633 0.561 0.662 0.721, heat1d 0.602 0.546 0.561
-# 0.571, vswap 0.809 0.772 0.782 0.721 (docs/measurements/2026-12-03-h200-variants.txt)
+# iterations per thread when the schedule leaves ``march`` at 0: of 1, 2, 4 and 8 timed side by side
+# on copy, scale, stencil and swap loops, 2 was fastest or close to it on each (the variant runs under
+# docs/measurements)
 POINTS_PER_THREAD = 2
 # iterations of the outer loop each thread of a 2-D nest without reductions runs (neither a row
-# walk nor a plane walk; Schedule.row_pairs): H200, rank1_concurrent by hand, 256 x 1 blocks: a point per thread
-# 0.759 ms, two neighbouring rows with their loads first 0.619, four 0.706
-# (docs/measurements/2026-12-03-h200-rank1-probe.txt)
+# walk nor a plane walk; Schedule.row_pairs): two neighbouring rows with their loads first beat one
+# point per thread and four rows on a rank-1 update (the rank-1 probe under docs/measurements)
 ROW_PAIRS = 2
 
 
