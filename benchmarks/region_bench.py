@@ -107,8 +107,8 @@ def reference_sizes(kernel: ir.Kernel, sizes: dict[str, int], values: dict[str, 
 
 
 def plan(args: argparse.Namespace) -> int:
-    from translate.config import load
-    from translate.pipeline import WorkflowRun
+    from graph.config import load
+    from graph.pipeline import WorkflowRun
     from validation.profile import time_reference, time_shim
     from validation.runners import build_candidate
 
@@ -177,7 +177,7 @@ def plan(args: argparse.Namespace) -> int:
 def gpu(args: argparse.Namespace) -> int:
     import torch
 
-    from translate.optimize_steps import gpu_call
+    from graph.optimize_steps import gpu_call
     from validation.ceilings import load_or_measure
     from validation.profile import precision, rates, time_on_gpu
 
@@ -266,7 +266,7 @@ def time_rounds(targets: list[str], timer: Callable[[str], float], rounds: int) 
 def _charts(results: list[dict[str, Any]], ceilings: Any, plan_dir: Path) -> None:
     """``roofline.svg`` (fp64 roof: the examples' regions are double precision) and
     ``speedup.svg`` (over the CPU reference) in the plan folder."""
-    from translate.charts import Point, roofline_svg, speedup_svg
+    from graph.charts import Point, roofline_svg, speedup_svg
 
     points, bars = [], []
     for r in results:
@@ -289,9 +289,9 @@ def _save_results(plan_dir: Path, ceilings: Any, results: list[dict[str, Any]]) 
 
 
 def _profile_case(doc: dict[str, Any], kernel: ir.Kernel) -> Any:
-    """The planned case of one region (``translate.optimize_steps.ProfileCase``), made again
+    """The planned case of one region (``graph.optimize_steps.ProfileCase``), made again
     from its seed at the planned sizes."""
-    from translate.optimize_steps import ProfileCase
+    from graph.optimize_steps import ProfileCase
 
     case = make_case(kernel, doc["sizes"], doc["values"], doc["inputs"], SEED, _local(Path(doc["root"])))
     sig = signature(kernel, case.env | {k: v for k, v in doc["sizes"].items() if k not in case.scalars})
@@ -404,7 +404,7 @@ def _search(target: str, kernel: ir.Kernel, doc: dict[str, Any], pc: Any, curren
             plan_dir: Path, device: str, tries: list[Any] | None = None) -> dict[str, Any]:
     """The optimize step's variant search on the GPU: each variant re-rendered, validated
     against the region's golden data (recorded on the planning machine), then timed."""
-    from translate.optimize_steps import ResultCache, search, time_target
+    from graph.optimize_steps import ResultCache, search, time_target
     from translate.schedule import Schedule
     from validation.golden import validate_against_golden
 

@@ -10,8 +10,8 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
 from graph import nodes
+from graph.pipeline import WorkflowRun
 from graph.state import RegionState, WorkflowState
-from translate.pipeline import WorkflowRun
 
 
 def region_graph() -> StateGraph:

@@ -1,5 +1,5 @@
 """Nodes and routing of the workflow graph: small functions over the state that
-delegate the work to translate.pipeline.WorkflowRun (the run context)."""
+delegate the work to graph.pipeline.WorkflowRun (the run context)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ from typing import Any, Literal
 from langgraph.runtime import Runtime
 from langgraph.types import Send
 
+from graph.agent_steps import code_region, fix_targets, optimize_targets
+from graph.pipeline import WorkflowRun
 from graph.state import RegionState, WorkflowState
-from translate.pipeline import WorkflowRun
 from translate.schedule import MAX_LEVEL
 
 
@@ -35,7 +36,6 @@ def route_start(state: RegionState) -> Literal["code", "translate"]:
 
 def code(state: RegionState, runtime: Runtime[WorkflowRun]) -> dict[str, Any]:
     """The LLM coder writes every target of an unsupported region; each answer is gated and validated."""
-    from translate.agent_steps import code_region
 
     outcome, attempts = code_region(runtime.context, state["region"]["name"], state["pending"])
     return {"outcome": outcome, "pending": [], "attempts": attempts}
@@ -43,7 +43,6 @@ def code(state: RegionState, runtime: Runtime[WorkflowRun]) -> dict[str, Any]:
 
 def fix(state: RegionState, runtime: Runtime[WorkflowRun]) -> dict[str, Any]:
     """The LLM fixer on the compiler's translations that failed at every schedule level."""
-    from translate.agent_steps import fix_targets
 
     fixed, attempts = fix_targets(runtime.context, state["region"]["name"], state.get("outcome", {}))
     return {"outcome": {**state.get("outcome", {}), **fixed}, "attempts": attempts, "fixed": True}
@@ -107,7 +106,6 @@ def optimize(state: RegionState, runtime: Runtime[WorkflowRun]) -> dict[str, Any
     slow = run.slow_targets(outcome)
     if not (state["region"].get("fixer") and slow):
         return {"outcome": outcome}
-    from translate.agent_steps import optimize_targets
 
     found, attempts = optimize_targets(run, name, outcome, slow)
     return {"outcome": {**outcome, **found}, "attempts": attempts}

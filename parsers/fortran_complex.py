@@ -19,7 +19,7 @@ from fparser.two import Fortran2003 as F
 from fparser.two.utils import BinaryOpBase, UnaryOpBase
 
 from parsers.base import Unsupported
-from translate.ir import BinOp, Call, Const, DType, Expr, Load, Select, UnOp, Var
+from translate.ir import BinOp, Call, Cast, Const, DType, Expr, Load, Select, UnOp, Var
 from translate.simplify import add, mul, simplify, sub
 
 if TYPE_CHECKING:
@@ -178,11 +178,9 @@ def _literal(ex: ExprLowerer, part: object, dtype: DType) -> Expr:
 
 
 def _real(e: Expr, dtype: DType) -> Expr:
-    from parsers.fortran_expr import coerce
-
     if e.dtype == DType.BOOL or e.dtype == DType.CHAR:
         raise Unsupported("a logical or character value in a COMPLEX expression")
-    return coerce(e, dtype) if e.dtype != dtype else e
+    return simplify(Cast(dtype, e)) if e.dtype != dtype else e
 
 
 def _neg(e: Expr) -> Expr:

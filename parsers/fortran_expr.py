@@ -13,6 +13,7 @@ from types import MappingProxyType
 from fparser.two import Fortran2003 as F
 from fparser.two.utils import BinaryOpBase, UnaryOpBase, walk
 
+from parsers import fortran_complex
 from parsers.base import Unsupported
 from parsers.fortran_scope import Scope, Sym
 from translate import ir
@@ -338,8 +339,6 @@ class ExprLowerer:
 
     def complex_part(self, name: str, subs: list[object]) -> Expr | None:
         """REAL/DBLE, AIMAG/DIMAG or ABS of a COMPLEX argument (parsers/fortran_complex.py)."""
-        from parsers import fortran_complex
-
         return fortran_complex.real_valued(self, name, subs)
 
     def complex_dtype(self, node: object) -> DType:

@@ -12,6 +12,7 @@ from fparser.two.utils import walk
 from parsers.base import Unsupported
 from translate import ir
 from translate.ir import DType, Expr, Intent
+from translate.simplify import simplify
 
 if TYPE_CHECKING:
     from parsers.fortran_expr import ExprLowerer
@@ -406,7 +407,6 @@ def set_constant(sym: Sym, value: object, scope: Scope, ex: ExprLowerer) -> None
 
 
 def _set_param(sym: Sym, value: object, scope: Scope, ex: ExprLowerer) -> None:
-    from translate.simplify import simplify
 
     dtype = sym.dtype or scope.implicit_type(sym.name)
     if isinstance(value, F.Intrinsic_Function_Reference) and str(value.items[0]).lower() in (

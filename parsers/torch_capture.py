@@ -20,16 +20,19 @@ from typing import TYPE_CHECKING
 
 import sympy
 import torch
+from torch._decomp import core_aten_decompositions
 from torch.export import Dim
+from torch.fx.experimental.proxy_tensor import make_fx
 
 from parsers.base import ParseError, Unsupported
 from parsers.torch_dtypes import ir_dtype
+from parsers.torch_program import load_program, module_constants
 from parsers.torch_shapes import Captured, Placeholder, Shot, Symbolizer, ident, sym_expr, sym_to_ir
 from translate import ir
 from translate.ir import DType
 
 if TYPE_CHECKING:
-    from parsers.torch import TorchProgram
+    from parsers.torch_program import TorchProgram
 
 
 class _Wrapper(torch.nn.Module):
@@ -115,8 +118,6 @@ def _users(graph: torch.fx.Graph) -> set[str]:
 def _fx_shot(wrapper: torch.nn.Module, params: dict[str, torch.Tensor], args: tuple[object, ...],
              order: list[tuple[str, int | str]], values: list[object], errors: list[str],
              notes: list[str]) -> Shot:
-    from torch._decomp import core_aten_decompositions
-    from torch.fx.experimental.proxy_tensor import make_fx
 
     torch.fx.symbolic_trace(wrapper.m)  # the fx capture proper: fails on data-dependent control flow
 
@@ -202,7 +203,6 @@ def _perturbed_sizes(program: TorchProgram) -> dict[str, object] | None:
         tree = ast.parse(program.path.read_text())
     except (OSError, SyntaxError):
         return None
-    from parsers.torch import module_constants
 
     def smaller(v: int) -> int:
         return v if v < 8 else v // 2 if v % 2 == 0 else v - 2
@@ -236,7 +236,6 @@ def _second_shot(program: TorchProgram, shot: Shot, notes: list[str]) -> Shot | 
     if sizes is None:
         notes.append("shapes: some extents were specialised by export and no size constant can vary them")
         return None
-    from parsers.torch import load_program
 
     try:
         other = load_program(program.path, sizes, **program.options)

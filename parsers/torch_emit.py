@@ -322,3 +322,14 @@ class Emitter:
 def _int_extreme(dtype: DType, better: str) -> Const:
     bits = 63 if dtype is DType.I64 else 31
     return Const(-(2**bits) if better == "gt" else 2**bits - 1, dtype)
+
+
+def is_one(e: Expr) -> bool:
+    return isinstance(e, Const) and e.value == 1
+
+
+def prod(exprs: list[Expr] | tuple[Expr, ...]) -> Expr:
+    out: Expr = ONE
+    for e in exprs:
+        out = e if is_one(out) else (out if is_one(e) else BinOp("mul", out, e, DType.I32))
+    return simplify(out)

@@ -23,7 +23,10 @@ import torch
 from parsers.base import Unsupported
 from parsers.torch_capture import Captured
 from parsers.torch_dtypes import ir_dtype
-from parsers.torch_emit import ONE, ZERO, Emitter, Names, TVal, c_int, cast
+from parsers.torch_emit import ONE, ZERO, Emitter, Names, TVal, c_int, cast, is_one, prod
+from parsers.torch_nn import NN_OPS
+from parsers.torch_ops import EW_OPS, Handler
+from parsers.torch_reduce import REDUCE_OPS
 from translate import ir
 from translate.ir import BinOp, Const, DType, Expr, Var
 from translate.simplify import simplify, simplify_body
@@ -49,21 +52,13 @@ def lower_graph(cap: Captured, name: str, origin: ir.Origin) -> ir.Kernel:
     raise Unsupported("fusion did not converge (materialisation loop)")
 
 
-def _is_one(e: Expr) -> bool:
-    return isinstance(e, Const) and e.value == 1
-
-
-def prod(exprs: list[Expr] | tuple[Expr, ...]) -> Expr:
-    out: Expr = ONE
-    for e in exprs:
-        out = e if _is_one(out) else (out if _is_one(e) else BinOp("mul", out, e, DType.I32))
-    return simplify(out)
+def handlers() -> dict[str, Handler]:
+    """The lowering of every ATen op the frontend knows, by op name."""
+    return {**EW_OPS, **REDUCE_OPS, **NN_OPS}
 
 
 class Lowerer:
     def __init__(self, cap: Captured, name: str, origin: ir.Origin, forced: set[str]) -> None:
-        from parsers.torch_ops import handlers
-
         self.cap = cap
         self.name = name
         self.origin = origin
@@ -224,7 +219,7 @@ class Lowerer:
 
     def _nest(self, v: TVal, arr: ir.Array) -> tuple[list[ir.Stmt], list[str], str]:
         shape = v.shape
-        dims = [k for k, e in enumerate(shape) if not _is_one(e)]
+        dims = [k for k, e in enumerate(shape) if not is_one(e)]
         scan_dim = v.scan[1] if v.scan is not None else None
         if scan_dim is not None:
             dims = [k for k in dims if k != scan_dim]
@@ -291,7 +286,7 @@ class Lowerer:
                         idx[d] = lv
                     else:
                         inner = prod([shape[e] for e in group[pos + 1:]])
-                        q = BinOp("div", lv, inner, DType.I32) if not _is_one(inner) else lv
+                        q = BinOp("div", lv, inner, DType.I32) if not is_one(inner) else lv
                         idx[d] = BinOp("mod", q, shape[d], DType.I32) if pos else q
                 parallel(g + 1)
 

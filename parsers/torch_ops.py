@@ -27,13 +27,6 @@ F32 = DType.F32
 BOOL = DType.BOOL
 
 
-def handlers() -> dict[str, Handler]:
-    from parsers.torch_nn import NN_OPS
-    from parsers.torch_reduce import REDUCE_OPS
-
-    return {**EW_OPS, **REDUCE_OPS, **NN_OPS}
-
-
 # ----------------------------------------------------------------- helpers
 
 
@@ -420,4 +413,4 @@ EW_OPS: dict[str, Handler] = {
     "ones_like": lambda lw, n, a, kw: _full_like(lw, n, (a[0], 1), kw), "arange": _arange,
 }
 
-__all__ = ["EW_OPS", "handlers", "ew", "bidx", "operand", "const", "ir_dtype", "sigmoid", "powi", "b", "k", "call"]
+__all__ = ["EW_OPS", "ew", "bidx", "operand", "const", "ir_dtype", "sigmoid", "powi", "b", "k", "call"]

@@ -15,9 +15,9 @@ import torch
 
 from parsers.base import Unsupported
 from parsers.torch_dtypes import compute_dtype
-from parsers.torch_emit import Emitter, Index, TVal, c_int, cast
+from parsers.torch_emit import Emitter, Index, TVal, c_int, cast, prod
 from parsers.torch_ops import Handler, b, call, k
-from translate.ir import BinOp, Const, DType, Expr, Var
+from translate.ir import BinOp, Const, DType, Expr, Select, Var
 
 if TYPE_CHECKING:
     from parsers.torch_lower import Lowerer
@@ -75,8 +75,6 @@ class Rows:
         return [(c_int(0), self.x.shape[d]) for d in self.dims]
 
     def count(self, dt: DType) -> Expr:
-        from parsers.torch_lower import prod
-
         return cast(prod([self.x.shape[d] for d in self.dims]), dt)
 
 
@@ -269,8 +267,6 @@ def _max_sumexp(em: Emitter, name: str, x: TVal, rows: Rows, idx: Index, cdt: DT
 
 
 def _finite_or_zero(m: Expr) -> Expr:
-    from translate.ir import Select
-
     return Select(b("eq", call("abs", m), k(math.inf, m)), k(0.0, m), m, m.dtype)
 
 

@@ -11,13 +11,15 @@ from typing import TYPE_CHECKING
 
 import sympy
 import torch
+from torch.utils._sympy import functions as tf
+from torch.utils._sympy.functions import FloorDiv
 
 from parsers.base import Unsupported
 from translate import ir
 from translate.ir import Const, DType, Var
 
 if TYPE_CHECKING:
-    from parsers.torch import TorchProgram
+    from parsers.torch_program import TorchProgram
 
 _RESERVED = {"out", "int", "float", "double", "char", "long", "short", "const", "void", "auto", "tl", "triton",
              "torch", "Kokkos", "i", "j", "k", "idx"}
@@ -67,7 +69,6 @@ class Shot:
 
 def sym_to_ir(expr: object, symbols: dict[sympy.Symbol, ir.Expr]) -> ir.Expr:
     """A sympy integer expression (torch's symbolic shapes) as IR."""
-    from torch.utils._sympy import functions as tf
 
     e = expr
     if isinstance(e, (int, sympy.Integer)):
@@ -324,6 +325,5 @@ class Symbolizer:
 
 
 def _floordiv(a: sympy.Expr, b: sympy.Expr | int) -> sympy.Expr:
-    from torch.utils._sympy.functions import FloorDiv
 
     return FloorDiv(a, sympy.sympify(b))

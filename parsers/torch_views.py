@@ -9,8 +9,9 @@ from typing import TYPE_CHECKING
 import torch
 
 from parsers.base import Unsupported
+from parsers.torch_dtypes import compute_dtype
 from parsers.torch_emit import Emitter, Index, TVal, c_int, cast
-from parsers.torch_ops import Handler, b, const
+from parsers.torch_ops import Handler, b, bidx, const
 from translate import ir
 from translate.ir import BinOp, Call, Const, DType, Expr, Select
 
@@ -165,7 +166,6 @@ def _squeeze(lw: Lowerer, node: torch.fx.Node, args: tuple, kw: dict) -> TVal:
 
 
 def _expand(lw: Lowerer, node: torch.fx.Node, args: tuple, kw: dict) -> TVal:
-    from parsers.torch_ops import bidx
 
     x = args[0]
     shape = lw.shape(node)
@@ -217,7 +217,6 @@ def _cat(lw: Lowerer, node: torch.fx.Node, args: tuple, kw: dict) -> TVal:
     dim = int(kw.get("dim", args[1] if len(args) > 1 else 0)) % rank
     parts = [t for t in parts if t.rank == rank]
     dt = lw.dtype(node)
-    from parsers.torch_dtypes import compute_dtype
 
     cdt = compute_dtype(dt)
 
@@ -242,7 +241,6 @@ def _cat(lw: Lowerer, node: torch.fx.Node, args: tuple, kw: dict) -> TVal:
 def _pad(lw: Lowerer, node: torch.fx.Node, args: tuple, kw: dict) -> TVal:
     x, pad = args[0], list(args[1])
     value = args[2] if len(args) > 2 else 0.0
-    from parsers.torch_dtypes import compute_dtype
 
     cdt = compute_dtype(x.dtype)
 
@@ -305,7 +303,6 @@ def _tri(upper: bool) -> Handler:
     def h(lw: Lowerer, node: torch.fx.Node, args: tuple, kw: dict) -> TVal:
         x = args[0]
         diag = int(args[1]) if len(args) > 1 else 0
-        from parsers.torch_dtypes import compute_dtype
 
         cdt = compute_dtype(x.dtype)
 

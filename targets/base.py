@@ -23,8 +23,9 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, ClassVar
 
+from targets.fortran_interface import fortran_interface, interface_path
 from translate import ir
-from translate.schedule import Schedule, Segment, apply_schedule, partition
+from translate.schedule import PartitionError, Schedule, Segment, apply_schedule, partition
 
 BUILTIN_TARGETS: Mapping[str, str] = MappingProxyType(
     {"kokkos": "targets.kokkos", "cuda": "targets.cuda", "triton": "targets.triton"}
@@ -162,7 +163,6 @@ class Renderer(ABC):
 
     def segments(self, kernel: ir.Kernel, schedule: Schedule | None = None) -> tuple[ir.Kernel, tuple[Segment, ...]]:
         """The scheduled kernel and its host/device partition."""
-        from translate.schedule import PartitionError
 
         scheduled = apply_schedule(kernel, schedule or self.schedule)
         try:
@@ -183,7 +183,6 @@ class Renderer(ABC):
 def with_fortran_interface(files: dict[str, str], kernel: ir.Kernel) -> dict[str, str]:
     """``files`` plus the Fortran ``bind(C)`` interface to the kernel's C shim,
     where Fortran has types for its arguments (f16/bf16 have none)."""
-    from targets.fortran_interface import fortran_interface, interface_path
 
     try:
         return {**files, interface_path(kernel): fortran_interface(kernel)}

@@ -20,7 +20,7 @@ Given ``init_inputs``, the file records them (``_INIT_INPUTS``) and
 ``ModelNew.__init__`` raises ``ValueError`` naming the argument when built with
 another value of one, except the positions in ``size_args`` (integer arguments
 shown to only set sizes, which the kernels read from the tensors:
-translate.pytorch_steps.size_init_args). An argument that is not a Python
+parsers.torch_load.size_init_args). An argument that is not a Python
 literal is not checked (the header says so).
 
 A plain module (no ``Model`` / ``get_inputs`` / ``get_init_inputs`` in the file)
@@ -42,7 +42,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from targets.triton_expr import TORCH_DTYPE
+from targets.triton_expr import TORCH_DTYPE, py_name
 from translate import ir
 
 _LIBRARY = re.compile(r"\b(library|cublas|cudnn|vendor|torch\.|aten\.|extern)\b", re.IGNORECASE)
@@ -244,7 +244,6 @@ def render_model_new(kernel: ir.Kernel, source: Path, out_dir: Path, notes: Sequ
                      size_args: Sequence[int] = (), model_name: str = "Model",
                      input_shapes: Sequence[Sequence[int]] | None = None) -> str:
     """The text of ``<out_dir>/pytorch/<stem>_model.py`` (module docstring)."""
-    from targets.triton_expr import py_name
 
     symbol = symbol or py_name(kernel.name.lower())
     here = Path(out_dir) / "pytorch"

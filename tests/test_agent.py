@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from graph.cli import run_workflow
+from graph.config import load
 from tests.llm_server import ScriptedLLMServer
-from translate.cli import run_workflow
-from translate.config import load
 
 # the examples' search written with an arithmetic IF, which the compiler refuses
 SEARCH = """      INTEGER FUNCTION IFIRST(N, X, T)
@@ -312,7 +312,7 @@ def test_a_tenfold_speedup_is_timed_again(tmp_path: Path, server: ScriptedLLMSer
     agree and the speedup comes back; rejected when its timings disagree or the speedup is not
     reproduced. (The timings are stood in for: a genuine tenfold answer is not something a test
     can script.)"""
-    from translate.pipeline import WorkflowRun
+    from graph.pipeline import WorkflowRun
 
     def run(agent: str) -> dict:
         return _run_one(tmp_path, "mm.f", MATMUL, MM_SETTINGS, agent, "mmlike")

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from translate.cli import main
+from graph.cli import main
 from validation import ceilings as ce
 from validation.timing import Timing, time_cpu, time_gpu
 

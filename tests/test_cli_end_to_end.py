@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from translate.cli import main
+from graph.cli import main
 
 pytestmark = pytest.mark.slow
 

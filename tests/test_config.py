@@ -1,4 +1,4 @@
-"""translate.config: loading and validating workflows.yaml."""
+"""graph.config: loading and validating workflows.yaml."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from translate.config import (
+from graph.config import (
     AgentConfig,
     ConfigError,
     OptimizeConfig,

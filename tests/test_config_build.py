@@ -1,12 +1,12 @@
-"""translate.config: a workflow's ``build:`` section (translate/build_config.py)."""
+"""graph.config: a workflow's ``build:`` section (graph/build_config.py)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from graph.config import BuildConfig, load
 from tests.test_config import errors
 from tests.test_config import project as config_project
-from translate.config import BuildConfig, load
 
 FILES = ("src/a.f90", "common/wtime.c", "common/timers.f90", "lib/libfoo.a", "notes.txt")
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from translate.config import Workflow, load
+from graph.config import Workflow, load
 
 REPO = Path(__file__).resolve().parents[1]
 NUMERICS = REPO / "examples" / "fortran_numerics"

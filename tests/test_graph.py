@@ -9,11 +9,11 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from graph import nodes
 from graph.build import workflow_graph
-from translate.report import target_entry
+from graph.report import target_entry
 
 
 class ScriptedRun:
-    """Stands in for translate.pipeline.WorkflowRun: 'b' fails until level 2."""
+    """Stands in for graph.pipeline.WorkflowRun: 'b' fails until level 2."""
 
     def __init__(self) -> None:
         self.calls: list[tuple[str, str, int]] = []

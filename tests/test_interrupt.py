@@ -49,7 +49,7 @@ def _project(tmp: Path, sizes: str = "{n: 40}") -> Path:
 
 def _start(project: Path, *extra: str) -> subprocess.Popen[str]:
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    return subprocess.Popen([sys.executable, "-m", "translate.cli", "run", str(project), *extra],
+    return subprocess.Popen([sys.executable, "-m", "graph.cli", "run", str(project), *extra],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env,
                             start_new_session=True)
 

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from graph import optimize_steps as opt
+from graph.cli import main
 from parsers.fortran import parse_source
 from translate import ir
-from translate import optimize_steps as opt
 from translate.analysis import analyze
-from translate.cli import main
 from translate.schedule import Schedule
 from validation.ceilings import Ceilings, cache_path, device_name
 from validation.costs import Work
@@ -165,7 +165,7 @@ def test_run_profiles_and_searches_through_the_graph(tmp_path: Path, monkeypatch
 
 
 def test_report_html_renders_the_markdown_it_is_given(tmp_path: Path) -> None:
-    from translate.report_html import render_html
+    from graph.report_html import render_html
 
     (tmp_path / "c.svg").write_text('<svg xmlns="http://www.w3.org/2000/svg"><circle r="1"/></svg>')
     md = "# Workflow `w`\n\n| a | b |\n|---|---|\n| `x` | 1 < 2 |\n\n- one\n  - two\n\n![c.svg](c.svg)\n"
@@ -177,7 +177,7 @@ def test_report_html_renders_the_markdown_it_is_given(tmp_path: Path) -> None:
 def test_charts_place_points_under_the_roof() -> None:
     import xml.dom.minidom
 
-    from translate.charts import Point, roofline_svg, speedup_svg
+    from graph.charts import Point, roofline_svg, speedup_svg
 
     svg = roofline_svg([Point("a", "cuda", 0.1, 300.0), Point("b", "triton", 10.0, 20000.0)], 4000.0, 30000.0, "t")
     doc = xml.dom.minidom.parseString(svg)

@@ -22,10 +22,10 @@ from pathlib import Path
 
 import pytest
 
+from graph.cli import run_workflow
+from graph.config import load
 from tests.llm_server import ScriptedLLMServer
 from tests.test_agent import CORRECT, KEY_ENV, SEARCH, SECRET
-from translate.cli import run_workflow
-from translate.config import load
 from validation import sandbox, toolchains
 
 pytestmark = [pytest.mark.slow,

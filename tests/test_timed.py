@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from graph.optimize_steps import TimingMismatch, time_untrusted
 from tests.validation_kernels import DAXPY
-from translate.optimize_steps import TimingMismatch, time_untrusted
 from validation import timed, toolchains
 from validation.inputs import make_case
 

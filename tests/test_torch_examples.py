@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from translate.config import load
-from translate.pytorch_steps import file_sizes
+from graph.config import load
+from graph.pytorch_steps import file_sizes
 from validation.torch_reference import alternate_attempts
 
 REPO = Path(__file__).resolve().parent.parent

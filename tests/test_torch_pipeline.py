@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from translate.cli import main
+from graph.cli import main
 from validation.region import other_deltas
 
 pytestmark = pytest.mark.slow

@@ -7,9 +7,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from translate.cli import run_workflow
-from translate.config import load
-from translate.pytorch_load import load_in_worker
+from graph.cli import run_workflow
+from graph.config import load
+from graph.pytorch_load import load_in_worker
 
 GOOD = """import torch
 

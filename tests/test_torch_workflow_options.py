@@ -16,9 +16,9 @@ from types import ModuleType
 import pytest
 import torch
 
+from graph.config import ConfigError, loads
 from parsers.base import ParseError
 from parsers.torch import load_program
-from translate.config import ConfigError, loads
 from validation.region import other_deltas
 from validation.torch_reference import alternate_attempts, apply_rule, module_constants
 
@@ -200,7 +200,7 @@ def _import(path: Path) -> ModuleType:
 
 @pytest.mark.slow
 def test_end_to_end_pinned_tuple_plain_and_guard(tmp_path: Path) -> None:
-    from translate.cli import main
+    from graph.cli import main
 
     (tmp_path / "models").mkdir()
     for name, text in (("scan", SCAN), ("gnorm", GNORM), ("plain", PLAIN)):

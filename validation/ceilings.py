@@ -25,6 +25,8 @@ from typing import Any, Literal
 
 import numpy as np
 
+from validation.fma_kernel import FMA_CHAINS, fma_chains
+from validation.runners import default_cache_dir
 from validation.timing import time_cpu, time_gpu
 
 Kind = Literal["gpu", "cpu"]
@@ -60,7 +62,7 @@ def _now() -> str:
 
 
 def _cuda_available() -> bool:
-    import torch  # imported only here and on the GPU paths: it is slow to import
+    import torch  # deferred: torch takes seconds to import; only the paths that use it pay
 
     return bool(torch.cuda.is_available())
 
@@ -90,7 +92,7 @@ def _cpu_model() -> str:
 
 def device_name(kind: Kind) -> str:
     if kind == "gpu":
-        import torch
+        import torch  # deferred: torch takes seconds to import; only the paths that use it pay
 
         return str(torch.cuda.get_device_name())
     return f"cpu:{_cpu_model() or 'unknown'} x{os.cpu_count() or 1}"
@@ -102,7 +104,6 @@ def slug(name: str) -> str:
 
 def cache_dir() -> Path:
     """``$KT_CACHE_DIR``, else the validation cache root (``runners.default_cache_dir``)."""
-    from validation.runners import default_cache_dir
 
     env = os.environ.get("KT_CACHE_DIR")
     return Path(env) if env else default_cache_dir()
@@ -151,7 +152,7 @@ def measure_cpu(*, copy_bytes: int = 512 << 20, gemm_n: int = 2048, min_time_s: 
 
 
 def _gpu_copy_gbps(nbytes: int, reps: int) -> float:
-    import torch
+    import torch  # deferred: torch takes seconds to import; only the paths that use it pay
 
     src = torch.ones(max(nbytes // 4, 1), dtype=torch.float32, device="cuda")
     dst = torch.empty_like(src)
@@ -159,9 +160,8 @@ def _gpu_copy_gbps(nbytes: int, reps: int) -> float:
 
 
 def _gpu_fma_gflops(dtype: Any, programs: int, block: int, iters: int, reps: int) -> float:
-    import torch
+    import torch  # deferred: torch takes seconds to import; only the paths that use it pay
 
-    from validation.fma_kernel import FMA_CHAINS, fma_chains
 
     x = torch.rand(programs * block, dtype=dtype, device="cuda")
     bc = torch.tensor([0.999999, 1e-6], dtype=dtype, device="cuda")
@@ -176,7 +176,7 @@ def _gpu_fma_gflops(dtype: Any, programs: int, block: int, iters: int, reps: int
 
 def _gpu_gemm_gflops(dtype: Any, n: int, reps: int) -> float:
     """torch.matmul n^3 (the caller turns TF32 off)."""
-    import torch
+    import torch  # deferred: torch takes seconds to import; only the paths that use it pay
 
     a, b = (torch.randn(n, n, dtype=dtype, device="cuda") for _ in range(2))
     c = torch.empty_like(a)
@@ -185,13 +185,12 @@ def _gpu_gemm_gflops(dtype: Any, n: int, reps: int) -> float:
 
 def measure_gpu(*, copy_bytes: int = 2 << 30, gemm_n: int = 8192, fma_iters: int = 4096,
                 programs_per_sm: int = 8, block: int = 256, reps: int = 10) -> Ceilings:
-    import torch
+    import torch  # deferred: torch takes seconds to import; only the paths that use it pay
 
     copy = _gpu_copy_gbps(copy_bytes, reps)
     programs = torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count * programs_per_sm
-    import triton
+    import triton  # deferred: imports torch
 
-    from validation.fma_kernel import FMA_CHAINS
 
     f32, f64 = (_gpu_fma_gflops(dt, programs, block, fma_iters, reps) for dt in (torch.float32, torch.float64))
     matmul = torch.backends.cuda.matmul

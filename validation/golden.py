@@ -43,7 +43,8 @@ from typing import Any
 import numpy as np
 
 from translate import ir
-from translate.atomic import write_atomic
+from validation import sandbox
+from validation.atomic import write_atomic
 from validation.compare import Comparison, compare
 from validation.inputs import Case, read_npz
 from validation.runners import build_candidate, candidate_file, run_candidate_cases
@@ -250,7 +251,6 @@ def main(argv: list[str] | None = None) -> int:
     if args.list:
         print(",".join(r.name for r in regions))
         return 0
-    from validation import sandbox
 
     if not sandbox.probe().available:
         print(f"warning: no sandbox here ({sandbox.probe().detail}): the candidates run unsandboxed; check only "

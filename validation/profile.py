@@ -25,6 +25,7 @@ from __future__ import annotations
 import ctypes
 import importlib.util
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -93,7 +94,7 @@ def time_shim(lib: Path, kernel: ir.Kernel, sig: dict[str, Any], scalars: dict[s
 
 
 def _device_arrays(sig: dict[str, Any], arrays: dict[str, np.ndarray]) -> dict[str, Any]:
-    import torch
+    import torch  # deferred: torch takes seconds to import; only the paths that use it pay
 
     out = {}
     for p in sig["params"]:
@@ -197,9 +198,8 @@ def time_on_gpu(call: Callable[[], object], reps: int = 30, budget_s: float = 3.
     ``budget_s`` (at least 5 runs; a call over half the budget is timed once, by
     ``perf_counter`` around a synchronised call after a first, untimed one that
     compiles)."""
-    import time
 
-    import torch
+    import torch  # deferred: torch takes seconds to import; only the paths that use it pay
 
     call()  # the first call compiles (Triton JIT, module load): never part of a time
     torch.cuda.synchronize()

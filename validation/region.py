@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from translate import ir
+from translate.schedule import Schedule, apply_schedule
 from validation import golden
 from validation.compare import Comparison, compare
 from validation.inputs import Case, make_case
@@ -321,7 +322,6 @@ def _audit(kernel: ir.Kernel, level: int, plan: list[tuple[dict[str, int], dict[
            cases: list[Case], labels: list[str], reduces: bool,
            tolerance: tuple[float, float] | None = None) -> str:
     """The order audit of the kernel as scheduled, once per combination of values."""
-    from translate.schedule import Schedule, apply_schedule
 
     scheduled = apply_schedule(kernel, Schedule(level=level))
     seen: set[str] = set()

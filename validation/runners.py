@@ -41,8 +41,8 @@ from typing import Any
 import numpy as np
 
 from targets import host_calls
-from translate import ir, stopping
-from validation import cputime, sandbox, symbols, toolchains
+from translate import ir
+from validation import cputime, sandbox, stopping, symbols, toolchains
 from validation.inputs import Case
 from validation.signature import signature
 
@@ -327,7 +327,7 @@ def build_reference(sources: list[Path], kernels: list[ir.Kernel], workdir: Path
     if (final / "ok").exists():
         failed, notes = _reference_record(final)
         return ReferenceBuild(True, "", final, module, log=notes, cached=True, failed=failed)
-    from validation import refbuild  # fparser: only when building
+    from validation import refbuild  # deferred: fparser, which the GPU machine validates golden data without
 
     cache.mkdir(parents=True, exist_ok=True)
     # f2py's meson build cannot take a folder whose path holds a space: such a build is made in

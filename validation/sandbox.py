@@ -21,7 +21,7 @@ Flatpak is built on) starts in new user, PID, network, IPC, UTS and cgroup names
 
 A Python-level guard cannot do this: code in the same interpreter can undo any guard.
 ``translate doctor`` reports :func:`probe`. Where bubblewrap is missing or user namespaces
-are disabled, answers from an LLM are not run (``translate.agent_steps``) and compiler output
+are disabled, answers from an LLM are not run (``graph.agent_steps``) and compiler output
 runs unsandboxed with a warning in the report.
 """
 

@@ -8,7 +8,7 @@ no-op command (``ping``) first, then sends ``call K`` for each case in turn and 
 process's ``time.perf_counter`` from the command to the reply: a call's time is that round
 trip less the median no-op round trip. The worker's outputs of every call come back in
 :attr:`TimedCalls.outputs`, for the caller to compare with the reference's on the same inputs
-(:func:`translate.optimize_steps.time_untrusted`). The first case is a warm-up (compilation,
+(:func:`graph.optimize_steps.time_untrusted`). The first case is a warm-up (compilation,
 caches), timed but not counted.
 """
 
@@ -29,8 +29,8 @@ from typing import Any
 
 import numpy as np
 
-from translate import ir, stopping
-from validation import sandbox
+from translate import ir
+from validation import sandbox, stopping
 from validation.inputs import Case
 from validation.runners import _dies_with_us, _py_env, candidate_jail, one_thread, write_cases
 

@@ -39,7 +39,7 @@ def time_gpu(fn: Callable[[], object], *, warmup: int = 5, reps: int = 50, flush
     events are read once all runs are queued, so the host does not stall the
     device between runs. ``fn`` must launch its work on the current stream.
     """
-    import torch
+    import torch  # deferred: torch takes seconds to import; only the paths that use it pay
 
     if reps < 1:
         raise ValueError("reps must be at least 1")

@@ -72,7 +72,7 @@ def nvcc() -> Toolchain:
 def f2py() -> Toolchain:
     """numpy.f2py with the meson backend (meson and ninja next to the interpreter)."""
     try:
-        import numpy
+        import numpy  # deferred: probed here, as f2py's host package
     except ImportError:
         return Toolchain("f2py", False, None, "numpy is not importable")
     bindir = Path(sys.executable).parent
@@ -123,7 +123,7 @@ def cuda_gpu() -> Toolchain:
             name, _, driver = _first_line(out).partition(",")
             return Toolchain("cuda-gpu", True, driver.strip() or None, name.strip())
     try:
-        import torch
+        import torch  # deferred: torch takes seconds to import; only the paths that use it pay
 
         if torch.cuda.is_available():
             return Toolchain("cuda-gpu", True, torch.version.cuda, torch.cuda.get_device_name(0))
@@ -134,7 +134,7 @@ def cuda_gpu() -> Toolchain:
 
 def triton(gpu: Toolchain | None = None) -> Toolchain:
     try:
-        import triton as tr
+        import triton as tr  # deferred: an optional package, probed here
     except ImportError as exc:
         return Toolchain("triton", False, None, f"not importable: {exc}")
     gpu = gpu if gpu is not None else cuda_gpu()

@@ -35,6 +35,7 @@ without the reference.
 from __future__ import annotations
 
 import ast
+import importlib.util
 import json
 import shutil
 import sys
@@ -46,9 +47,12 @@ from typing import Any
 
 import numpy as np
 
+from parsers.torch_load import SIZE_RULES, apply_rule
 from translate import ir
+from translate.schedule import Schedule, apply_schedule
 from validation import golden, sandbox
 from validation.inputs import Case
+from validation.order_audit import audit_order
 from validation.region import RegionValidation, TargetValidation, judge, other_deltas
 from validation.runners import WALL_CAP_FACTOR, _py_env, one_thread, run_candidate_cases, run_process
 from validation.signature import ValidationError, signature
@@ -56,10 +60,6 @@ from validation.signature import reduces as loop_reduces
 
 KERNELBENCH_ALLCLOSE = (1e-4, 1e-4)  # (atol, rtol) for fp32 outputs
 DEFAULT_LOADER = "parsers.torch:load_program"
-SIZE_RULES: tuple[tuple[str, str], ...] = (("+3", "each size + 3"), ("x2", "each size x 2"),
-                                           ("+1", "each size + 1"))
-
-
 @dataclass
 class TorchCases:
     """The cases of one region with their reference outputs (or why there are none)."""
@@ -102,17 +102,6 @@ def module_constants(path: Path) -> dict[str, int | tuple[int, ...]]:
         elif isinstance(node, ast.AnnAssign) and node.value is not None:
             take(node.target, node.value)
     return found
-
-
-def _bump(rule: str, v: Any) -> Any:
-    if isinstance(v, (list, tuple)):
-        return [_bump(rule, e) for e in v]
-    return 2 * int(v) if rule == "x2" else int(v) + int(rule[1:])
-
-
-def apply_rule(rule: str, sizes: Mapping[str, Any]) -> dict[str, Any]:
-    """Every size changed by the rule; a tuple size (a list here) element-wise."""
-    return {k: _bump(rule, v) for k, v in sizes.items()}
 
 
 def _size_like(v: Any) -> bool:
@@ -163,7 +152,6 @@ def _fit(kernel: ir.Kernel, scalars: dict[str, Any], arrays: dict[str, np.ndarra
 
 def _package_dirs(loader: str) -> list[Path]:
     """The folders of the package a ``module:function`` loader lives in (the sandbox shows them)."""
-    import importlib.util
 
     try:
         spec = importlib.util.find_spec(loader.split(":")[0].split(".")[0])
@@ -243,8 +231,6 @@ def run_reference(source: Path, kernel: ir.Kernel, sizes: Mapping[str, Any], tri
 def _audit(kernel: ir.Kernel, level: int, case: Case, reduces: bool) -> str:
     """The order audit (validation.order_audit) on the first trial; a kernel the
     audit's interpreter cannot run is not audited."""
-    from translate.schedule import Schedule, apply_schedule
-    from validation.order_audit import audit_order
 
     try:
         scheduled = apply_schedule(kernel, Schedule(level=level))

@@ -20,6 +20,7 @@ Needs torch, numpy and the PyTorch frontend's loader: never langgraph or fparser
 from __future__ import annotations
 
 import faulthandler
+import importlib
 import json
 import sys
 import time
@@ -59,7 +60,7 @@ def _as_list(out: Any) -> list[Any]:
 
 
 def _numpy(t: Any, dtype: str) -> np.ndarray:
-    import torch
+    import torch  # deferred: torch takes seconds to import; only the paths that use it pay
 
     if isinstance(t, torch.Tensor):
         a = t.detach().cpu()
@@ -113,7 +114,6 @@ def bind(params: Sequence[dict[str, Any]], inputs: Sequence[Any], state: dict[st
 
 def loader(spec: str) -> Any:
     """``module:function`` that loads a program (default ``parsers.torch:load_program``)."""
-    import importlib
 
     module, _, fn = spec.partition(":")
     return getattr(importlib.import_module(module), fn)
@@ -126,7 +126,7 @@ def run_case(source: str, attempts: Sequence[tuple[str, dict[str, Any]]], seed: 
     scalars, arrays, refs, failures of the earlier attempts). ``options`` are the
     loader's other keyword arguments (pinned ``values``, a plain module's ``shapes``,
     ``module``, ``init``), passed only when there are any."""
-    import torch
+    import torch  # deferred: torch takes seconds to import; only the paths that use it pay
 
     load_program = loader(load_spec)
     failures: list[str] = []

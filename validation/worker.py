@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from validation.npz import read_npz
+from validation.timing import time_cpu
 
 _CTYPES = {"i32": ctypes.c_int32, "i64": ctypes.c_int64, "f32": ctypes.c_float, "f64": ctypes.c_double,
            "bool": ctypes.c_int32, "char": ctypes.c_char}
@@ -221,7 +222,7 @@ def triton_call(job: dict[str, Any], scalars: dict[str, Any],
     the returned scalars."""
     if job.get("device", "cpu") == "cpu":
         os.environ["TRITON_INTERPRET"] = "1"
-    import torch
+    import torch  # deferred: after TRITON_INTERPRET is set, which Triton reads when imported
 
     # library calls a launcher makes (cuDNN convolutions) must run in full fp32 to be judged
     torch.backends.cuda.matmul.allow_tf32 = False
@@ -311,7 +312,6 @@ def main(argv: list[str]) -> int:
         scalars, arrays = _load(item["case"])
         _prepare(sig, arrays)
         if timing:
-            from validation.timing import time_cpu
 
             call = functools.partial(runner, {**job, "sig": sig}, scalars, arrays)
             seconds = time_cpu(call, warmup=1, reps=int(timing["reps"]),

@@ -9,17 +9,32 @@ the parsed kernels, the shared reference build) and is never checkpointed.
 from __future__ import annotations
 
 import ast
+import re
 import sys
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from graph import optimize_steps as opt
+from graph.config import ConfigError, Workflow
+from graph.pytorch_steps import emit_model_new, load_regions, ops_entry
+from graph.pytorch_steps import validate as validate_torch
+from graph.report import region_entry, target_entry, write_reports
+from graph.yamlcheck import did_you_mean
+from parsers.base import ParseError
+from parsers.fortran import parse_files
+from targets.base import Unsupported, get_renderer
+from targets.cmake import cuda_cmake, kokkos_cmake
 from translate import ir
-from translate.config import Workflow
-from translate.report import region_entry, target_entry, write_reports
+from translate.analysis import analyze, loop_report
 from translate.schedule import Schedule
+from validation import sandbox
+from validation.ceilings import device_name
+from validation.region import TargetValidation, validate_region
+from validation.runners import build_reference
 
 Printer = Callable[[str], None]
 
@@ -45,7 +60,7 @@ class WorkflowRun:
         self._files: list[Path] = []  # the sources the frontend parsed
         self._all_files: list[Path] = []  # every source: the reference compiles what fparser cannot parse too
         self._reference: Any = None
-        self._torch: dict[str, Any] = {}  # PyTorch regions (translate.pytorch_steps.TorchRegion) by name
+        self._torch: dict[str, Any] = {}  # PyTorch regions (graph.pytorch_steps.TorchRegion) by name
         self._notes: dict[str, dict[str, list[str]]] = {}  # Rendered.notes by region and target
         self._model_new: dict[str, tuple[str | None, str | None]] = {}  # ModelNew file or why not
         self._analysed: dict[str, ir.Kernel] = {}  # region -> kernel with its loops decided
@@ -68,8 +83,6 @@ class WorkflowRun:
 
     def _load(self) -> tuple[dict[str, ir.Kernel | ir.Opaque], list[str]]:
         """Parse the workflow's sources once (under the lock); errors are messages."""
-        from parsers.base import ParseError
-        from translate.config import ConfigError
 
         with self._lock:
             if self._kernels is not None:
@@ -83,7 +96,6 @@ class WorkflowRun:
                 self._kernels = {}
                 return {}, [str(err)]
             if self.workflow.language == "pytorch":
-                from translate.pytorch_steps import load_regions
 
                 self._torch, errors = load_regions(self.workflow, self._files)
                 self._kernels = {name: r.kernel for name, r in self._torch.items()}
@@ -91,7 +103,6 @@ class WorkflowRun:
             if self.workflow.language != "fortran":
                 self._kernels = {}
                 return {}, [f"workflow {self.workflow.name}: language '{self.workflow.language}' is not supported yet"]
-            from parsers.fortran import parse_files
 
             parse_errors: list[ParseError] = []
             modules = parse_files(self._files, self.workflow.root, self.workflow.include_dirs(),
@@ -147,8 +158,9 @@ class WorkflowRun:
 
     def agent_client(self) -> Any:
         """The run's LLM client (``graph.llm.LLMClient``), made on first use; its usage is the run's."""
+        # deferred: the OpenAI SDK takes most of a second to import, which a run without an agent skips
+        from graph.agent_steps import client_for
         from graph.llm import Usage
-        from translate.agent_steps import client_for
 
         with self._lock:
             if self._llm is None:
@@ -165,13 +177,11 @@ class WorkflowRun:
         """Every routine with its loop analysis. Routines without loops that others call are
         inlined into their callers and listed as ``inlined`` (unless ``regions:`` names them);
         a name under ``regions:`` that is no routine of the sources is an error."""
-        from translate.analysis import loop_report
 
         kernels, errors = self._load()
         errors = [*errors, *self._unknown_regions(kernels)]
         helpers = _helpers(kernels, self._files) if self.workflow.language == "fortran" else set()
         helpers = {h for h in helpers if not self.workflow.has_region(h)}
-        from validation import sandbox
 
         agents = self.workflow.agent.enabled
         if not sandbox.probe().available:
@@ -222,7 +232,6 @@ class WorkflowRun:
 
     def _unknown_regions(self, kernels: dict[str, ir.Kernel | ir.Opaque]) -> list[str]:
         """A name under ``regions:`` that no routine of the sources has, with the closest names."""
-        from translate.yamlcheck import did_you_mean
 
         if self._files == [] or not kernels:
             return []
@@ -244,7 +253,6 @@ class WorkflowRun:
         construction (independent output elements), which the analysis, seeing
         only index arithmetic such as ``i / n`` and ``i % n``, could not prove.
         The order audit of validation checks both kinds."""
-        from translate.analysis import analyze
 
         with self._lock:
             done = self._analysed.get(name)
@@ -257,7 +265,6 @@ class WorkflowRun:
 
     def render(self, name: str, targets: list[str], level: int) -> dict[str, dict[str, Any]]:
         """Write each target's files for one region at a schedule level."""
-        from targets.base import Unsupported, get_renderer
 
         kernel = self.analysed(name)
         schedule = self._schedule(level)
@@ -279,7 +286,6 @@ class WorkflowRun:
             with self._lock:
                 self._notes.setdefault(name, {})[target] = list(rendered.notes)
             if target == "triton" and name in self._torch:
-                from translate.pytorch_steps import emit_model_new
 
                 made = emit_model_new(kernel, self._torch[name].path, self.out_dir,
                                       [*kernel.notes, *rendered.notes], rendered.symbol, self._torch[name])
@@ -292,7 +298,6 @@ class WorkflowRun:
     def _shared_reference(self) -> Any:
         """One reference build of the whole workflow, shared by its regions
         (None when it fails: each region then builds its own)."""
-        from validation.runners import build_reference
 
         with self._lock:
             if self._reference is None:
@@ -320,7 +325,6 @@ class WorkflowRun:
         """``validation.region.validate_region`` of a Fortran region with the workflow's settings
         (``extra``: further keyword arguments of it). An Opaque region's kernel (its signature)
         is not wrapped by the workflow's shared reference build: the region builds its own."""
-        from validation.region import validate_region
 
         opaque = isinstance(self._load()[0][name], ir.Opaque)
         cfg = self.workflow.region(name)
@@ -340,7 +344,6 @@ class WorkflowRun:
         fresh secret seeds, the trials at other sizes, no order audit, its build's symbols checked;
         golden data recorded only for an Opaque region (the compiler's validation records it for
         the others)."""
-        from validation.region import TargetValidation
 
         opaque = isinstance(self._load()[0][name], ir.Opaque)
         try:
@@ -358,9 +361,7 @@ class WorkflowRun:
         reference = None if torch_region else self._shared_reference()  # None: the region builds its own
         try:
             if torch_region is not None:
-                from dataclasses import replace
 
-                from translate.pytorch_steps import validate as validate_torch
 
                 result = validate_torch(self.workflow, replace(torch_region, kernel=kernel),
                                         {t: self.out_dir / t for t in targets}, self.out_dir, self.cache_dir,
@@ -394,9 +395,8 @@ class WorkflowRun:
 
     def profile(self, name: str, outcome: dict[str, dict[str, Any]], level: int) -> dict[str, dict[str, Any]]:
         """Time the reference and every validated target that runs on this machine at the
-        profiling sizes (translate.optimize_steps); the changed target entries. PyTorch
+        profiling sizes (graph.optimize_steps); the changed target entries. PyTorch
         regions are timed by benchmarks/torch_bench.py instead."""
-        from translate import optimize_steps as opt
 
         ready = [t for t, e in outcome.items() if e.get("status") == "validated" and opt.runs_here(t)]
         if name in self._torch or not ready:
@@ -441,9 +441,6 @@ class WorkflowRun:
 
     def optimize(self, name: str, outcome: dict[str, dict[str, Any]], level: int) -> dict[str, dict[str, Any]]:
         """The variant search for each slow target; the winner's files replace the output's."""
-        from targets.base import get_renderer
-        from translate import optimize_steps as opt
-        from validation.ceilings import device_name
 
         if name not in self._profiles:
             return {}
@@ -495,7 +492,6 @@ class WorkflowRun:
             return self._time_untrusted(name, target, self._profiles[name][0])
 
     def _time_untrusted(self, name: str, target: str, pc: Any) -> float:
-        from translate import optimize_steps as opt
 
         kernel = self.analysed(name)
         cfg, vcfg = self.workflow.region(name), self.workflow.validate
@@ -527,7 +523,6 @@ class WorkflowRun:
                        if k != "retryable"} for t in region["targets"]}
         extra: dict[str, Any] = {}
         if region["name"] in self._torch:
-            from translate.pytorch_steps import ops_entry
 
             kernel = self._torch[region["name"]].kernel
             with self._lock:
@@ -551,7 +546,6 @@ class WorkflowRun:
 
     def write_report(self, regions: list[dict[str, Any]], results: list[dict[str, Any]],
                      errors: list[str]) -> Path:
-        from targets.cmake import cuda_cmake, kokkos_cmake
 
         done = {r["name"]: r for r in results}
         entries = list(done.values())
@@ -565,7 +559,6 @@ class WorkflowRun:
             sources = sorted(p.name for p in folder.glob(pattern)) if folder.is_dir() else []
             if sources:
                 (folder / "CMakeLists.txt").write_text(make(self.workflow.name, sources))
-        from validation import sandbox
 
         probe = sandbox.probe()
         notes = errors if probe.available else [*errors, f"warning: the translations ran without a sandbox: "
@@ -577,7 +570,6 @@ class WorkflowRun:
 
 def _holds_loops(k: ir.Kernel | ir.Opaque) -> bool:
     """Whether a routine holds a loop (an unsupported one: a DO in its source text)."""
-    import re
 
     if isinstance(k, ir.Kernel):
         return any(isinstance(n, ir.Loop) for s in k.body for n in ir.walk(s))
@@ -607,7 +599,6 @@ def _rel(path: Path, root: Path) -> str:
 def _helpers(kernels: dict[str, ir.Kernel | ir.Opaque], files: list[Path]) -> set[str]:
     """Routines without loops that other routines of the workflow call (LSAME,
     XERBLA, small functions): the frontend inlines them; they are not regions."""
-    import re
 
     text = "\n".join(p.read_text(errors="replace") for p in files).lower()
     found = set()

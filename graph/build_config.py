@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from translate.yamlcheck import Checker, KeyPath
+from graph.yamlcheck import Checker, KeyPath
 
 BUILD_KEYS = ("sources", "flags", "cflags", "libraries")
 FORTRAN_SUFFIXES = (".f", ".for", ".f77", ".ftn", ".f90", ".f95", ".f03", ".f08", ".fpp")

@@ -1,5 +1,5 @@
 """report.html: the report.md of a run as one HTML page, the charts inlined. Only the
-Markdown that translate.report writes is understood: headings, paragraphs, pipe
+Markdown that graph.report writes is understood: headings, paragraphs, pipe
 tables, bullet lists (two levels), ``code`` and image lines."""
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from translate.yamlcheck import Checker, KeyPath, describe, did_you_mean
+from graph.yamlcheck import Checker, KeyPath, describe, did_you_mean
 
 PROVIDERS = ("none", "openai")
 AGENT_KEYS = ("provider", "model", "base_url", "api_key_env", "timeout_s", "retries", "max_tokens",

@@ -31,7 +31,7 @@ Schema (every key; ``language`` and ``sources`` are required, the rest optional)
         agent: {provider: none}        # or openai with model, base_url, api_key_env
         output: out/<name>             # default
         preprocess: {include: [include/], defines: {ORDER: 2}}
-        build:                         # what the reference build adds (translate/build_config.py)
+        build:                         # what the reference build adds (graph/build_config.py)
           sources: [common/wtime.c, common/timers.f90]   # globs: compiled and linked into the
                                        # reference, never translated (.c files with cc -c -fPIC)
           flags: [-std=legacy]         # extra gfortran flags (the workflow's own sources too)
@@ -59,9 +59,9 @@ from typing import Any
 
 import yaml
 
-from translate.agent_config import AgentConfig, parse_agent
-from translate.build_config import BuildConfig, library_args, parse_build
-from translate.yamlcheck import Checker, ConfigError, Issue, KeyPath, describe, did_you_mean, format_key, index_lines
+from graph.agent_config import AgentConfig, parse_agent
+from graph.build_config import BuildConfig, library_args, parse_build
+from graph.yamlcheck import Checker, ConfigError, Issue, KeyPath, describe, did_you_mean, format_key, index_lines
 
 __all__ = [
     "AgentConfig", "BuildConfig", "ConfigError", "Issue", "OptimizeConfig", "PreprocessConfig", "ProjectConfig",

@@ -22,9 +22,14 @@ from pathlib import Path
 from string import Template
 from typing import Any
 
+from graph import optimize_steps as opt
+from graph.agent_config import AgentConfig
 from graph.llm import BudgetExceeded, LLMClient, LLMError, LLMSettings, Usage, extract_code
+from graph.optimize_steps import time_in_turns
+from graph.report import target_entry
+from targets.base import get_renderer
 from translate import ir
-from translate.agent_config import AgentConfig
+from translate.schedule import Schedule
 from validation.anticheat import CheatContext, check
 from validation.pyaudit import audit
 
@@ -200,9 +205,6 @@ def code_region(run: Any, name: str, targets: list[str]) -> tuple[dict[str, dict
     """The coder on a region the compiler reports unsupported: per target, up to ``coder``
     conversations of 1 + ``fixer`` calls, starting from the skeleton the renderer makes of the
     routine's signature (its shim and launcher with an empty body)."""
-    from targets.base import get_renderer
-    from translate.report import target_entry
-    from translate.schedule import Schedule
 
     opaque = run.opaque(name)
     kernel = opaque.signature
@@ -244,7 +246,6 @@ def code_region(run: Any, name: str, targets: list[str]) -> tuple[dict[str, dict
 def fix_targets(run: Any, name: str, outcome: dict[str, dict[str, Any]]) -> tuple[dict[str, dict[str, Any]],
                                                                                list[dict[str, Any]]]:
     """The fixer on the compiler's translations that failed at every schedule level."""
-    from translate.report import target_entry
 
     kernel = run.analysed(name)
     cfg = run.workflow.agent
@@ -283,9 +284,8 @@ def _history(entry: dict[str, Any]) -> str:
 
 def time_side_by_side(time: Callable[[], float], path: Path, current: str) -> tuple[list[float], list[float]]:
     """Seconds of the answer now in ``path`` and of the ``current`` version, timed in turns
-    (``translate.optimize_steps.time_in_turns``), each written to ``path`` before its turn; the
+    (``graph.optimize_steps.time_in_turns``), each written to ``path`` before its turn; the
     answer is back in ``path`` on return, whatever happens."""
-    from translate.optimize_steps import time_in_turns
 
     answer = path.read_text()
 
@@ -306,11 +306,10 @@ def optimize_targets(run: Any, name: str, outcome: dict[str, dict[str, Any]],
     search: each answer validated, then timed in turns with the current version at the profiling
     sizes (a time measured earlier, under another load, is no yardstick); the answer replaces the
     files when its best time beats the current version's by 5%. Every timed call is made on fresh
-    inputs and its results checked (``translate.optimize_steps.time_untrusted``). An answer over
+    inputs and its results checked (``graph.optimize_steps.time_untrusted``). An answer over
     10x faster is timed again on new inputs: rejected when its own timings disagree by more than
     20% or the speedup is not reproduced; kept otherwise, with ``suspicious_speedup`` in the report
     for a person to look at."""
-    from translate import optimize_steps as opt
 
     kernel = run.analysed(name)
     pc, ref_s = run.profile_case_of(name)

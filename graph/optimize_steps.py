@@ -1,5 +1,5 @@
 """The profile and optimize steps of a Fortran region (DESIGN.md, "Profiling and
-optimization"), called by :class:`translate.pipeline.WorkflowRun`.
+optimization"), called by :class:`graph.pipeline.WorkflowRun`.
 
 Profile: one case at the profiling sizes (``optimize.sizes`` over the region's
 sizes; the first of every listed value), its work (:mod:`validation.costs`), the
@@ -21,18 +21,24 @@ from __future__ import annotations
 
 import hashlib
 import json
+import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from graph.config import OptimizeConfig, RegionConfig
+from targets.base import Unsupported, get_renderer
 from translate import contraction, ir
-from translate.config import OptimizeConfig, RegionConfig
 from translate.schedule import Schedule
-from validation import toolchains
+from validation import timed, toolchains
+from validation.ceilings import load_or_measure
+from validation.compare import compare
 from validation.costs import Work, case_env, work
 from validation.inputs import Case, make_case
-from validation.signature import signature
+from validation.profile import build_cuda_entry, cuda_call, precision, rates, time_on_gpu, triton_call
+from validation.runners import build_candidate, candidate_file, run_candidate_cases, run_reference_cases
+from validation.signature import reduces, signature
 
 if TYPE_CHECKING:
     from targets.base import Rendered
@@ -76,7 +82,6 @@ class TimingMismatch(RuntimeError):
 def timing_cases(kernel: ir.Kernel, cfg: RegionConfig, opt: OptimizeConfig, root: Path, pc: ProfileCase) -> list[Case]:
     """Fresh inputs for the timed calls of untrusted code: secret seeds at the profiling sizes,
     a warm-up and up to TIMED_CALLS more (fewer where the inputs are large)."""
-    import secrets
 
     per_case = max(1, sum(int(a.nbytes) for a in pc.case.arrays.values()))
     calls = max(3, min(TIMED_CALLS, TIMING_MEMORY // per_case - 1))
@@ -90,10 +95,6 @@ def time_untrusted(target: str, files_dir: Path, kernel: ir.Kernel, cases: list[
     """Median seconds of a call of code nobody has read (an LLM's): run in the sandbox, timed by
     this process's clock (:mod:`validation.timed`) on fresh inputs per call, and every timed
     call's outputs compared with the reference's on the same inputs (:class:`TimingMismatch`)."""
-    from validation import timed
-    from validation.compare import compare
-    from validation.runners import build_candidate
-    from validation.signature import reduces
 
     if reference is None or reference.lib_dir is None:
         raise RuntimeError("no reference to check the timed calls against")
@@ -132,7 +133,6 @@ def time_target(target: str, files_dir: Path, kernel: ir.Kernel, pc: ProfileCase
     """Median seconds of one call of the target's code in ``files_dir`` on the profiling case:
     Kokkos in a worker subprocess (a crash at the profiling sizes fails this target only),
     CUDA and Triton on the GPU on device-resident arrays."""
-    from validation.runners import run_candidate_cases
 
     if target == "kokkos":
         (r,) = run_candidate_cases("kokkos", files_dir, kernel, [pc.case], workdir, cache_dir, timeout=600,
@@ -140,7 +140,6 @@ def time_target(target: str, files_dir: Path, kernel: ir.Kernel, pc: ProfileCase
         if not r.ok:
             raise RuntimeError(f"kokkos at the profiling sizes: {r.reason}")
         return r.seconds
-    from validation.profile import time_on_gpu
 
     return time_on_gpu(gpu_call(target, files_dir, kernel, pc, cache_dir)).median_s
 
@@ -148,8 +147,6 @@ def time_target(target: str, files_dir: Path, kernel: ir.Kernel, pc: ProfileCase
 def gpu_call(target: str, files_dir: Path, kernel: ir.Kernel, pc: ProfileCase, cache_dir: Path) -> Callable[[], object]:
     """One call of the CUDA or Triton code in ``files_dir`` on a device-resident copy of the
     profiling case (built, loaded and copied once; each call runs the kernels only)."""
-    from validation.profile import build_cuda_entry, cuda_call, triton_call
-    from validation.runners import candidate_file
 
     src = candidate_file(target, files_dir, kernel.name)
     if src is None:
@@ -164,7 +161,6 @@ def gpu_call(target: str, files_dir: Path, kernel: ir.Kernel, pc: ProfileCase, c
 
 def time_reference(build: Any, kernel: ir.Kernel, pc: ProfileCase, workdir: Path) -> float | None:
     """Median seconds of the f2py reference on the profiling case, in a worker subprocess."""
-    from validation.runners import run_reference_cases
 
     if build is None or build.lib_dir is None:
         return None
@@ -175,7 +171,6 @@ def time_reference(build: Any, kernel: ir.Kernel, pc: ProfileCase, workdir: Path
 
 
 def ceilings_for(target: str) -> Any:
-    from validation.ceilings import load_or_measure
 
     return load_or_measure(device="gpu" if target in GPU_TARGETS else "cpu")
 
@@ -183,7 +178,6 @@ def ceilings_for(target: str) -> Any:
 def measured(target: str, kernel: ir.Kernel, pc: ProfileCase, seconds: float, ref_s: float | None,
              variant: str) -> dict[str, Any]:
     """The report's profile fields of one target."""
-    from validation.profile import precision, rates
 
     ceil = ceilings_for(target)
     prec = precision(kernel)
@@ -275,7 +269,6 @@ def search(target: str, kernel: ir.Kernel, pc: ProfileCase, current: Schedule, c
     (``validate(dir, schedule)`` -> (status, reason)), time the validated ones (``timer(dir)``);
     the fastest is then timed in turns with the current schedule (:func:`confirm`). The
     history has the current schedule first and the confirmation last."""
-    from targets.base import Unsupported, get_renderer
 
     # the current schedule's time is cached like the variants': a rerun compares the same numbers
     current_rendered = get_renderer(target, current).render(kernel, current)

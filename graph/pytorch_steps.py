@@ -1,5 +1,5 @@
 """The PyTorch side of the pipeline (``language: pytorch``), called by
-translate.pipeline.WorkflowRun: load and lower every file (one region per file,
+graph.pipeline.WorkflowRun: load and lower every file (one region per file,
 named after its stem), emit ``ModelNew`` beside the Triton launcher, validate
 against ``Model``, and list which ops run as generated kernels and which as
 library calls.
@@ -13,19 +13,22 @@ module (parsers.torch docstring) and travel with every load of the file.
 
 ModelNew records the constructor arguments it was generated for and refuses
 others (targets.torch_module), except integer arguments shown to only set sizes
-(:func:`size_init_args`).
+(``parsers.torch_load.size_init_args``).
 """
 
 from __future__ import annotations
 
 import ast
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from translate import ir
-from translate.config import Workflow
+from graph.config import Workflow
+from graph.pytorch_load import init_value, load_in_worker
+from targets.torch_module import ModelNewError, classify_ops, write_model_new
+from translate import ir, ir_json
 
 
 @dataclass(frozen=True)
@@ -41,6 +44,7 @@ class TorchRegion:
 
 
 def _known(path: Path) -> set[str] | None:
+    # deferred: imports torch, which a Fortran run never loads
     from parsers.torch import module_constants
 
     try:
@@ -75,76 +79,11 @@ def file_options(workflow: Workflow, path: Path) -> dict[str, Any]:
     return opts
 
 
-def _same_kernel(a: ir.Kernel | ir.Opaque, b: ir.Kernel | ir.Opaque) -> bool:
-    return (isinstance(a, ir.Kernel) and isinstance(b, ir.Kernel)
-            and (a.params, a.locals, a.body, a.result) == (b.params, b.locals, b.body, b.result))
-
-
-def size_init_args(program: Any, kernel: ir.Kernel | ir.Opaque) -> tuple[int, ...]:
-    """Positions of the integer constructor arguments that provably only set sizes, so
-    ModelNew may be built with other values of them. An argument qualifies when both hold:
-
-    * changed alone (+1, else x2), the model still builds and differs only in parameter/buffer
-      shapes (same keys, and at least one shape changes): it sizes parameters, not a
-      hyperparameter such as GroupNorm's num_groups, an axis or an eps;
-    * the program re-loaded at the different-size trial's sizes (the first of + 3, x 2,
-      + 1 at which it loads and lowers; pinned values stay) has this argument changed and
-      lowers to the identical kernel: whatever else it feeds enters the kernel through the
-      dimension scalars only (and the validation runs the kernel at those sizes).
-
-    Anything else (no sizes to vary, a failure, a different kernel) qualifies nothing."""
-    import torch
-
-    from parsers.torch import load_program, lower_program
-    from validation.torch_reference import SIZE_RULES, apply_rule
-
-    init = list(program.init_inputs)
-    ints = [i for i, v in enumerate(init) if isinstance(v, int) and not isinstance(v, bool)]
-    if not ints or not isinstance(kernel, ir.Kernel) or not program.sizes:
-        return ()
-
-    def shapes(args: list[Any]) -> dict[str, tuple[int, ...]] | None:
-        try:
-            torch.manual_seed(0)
-            model = program.model_cls(*args)
-            return {k: tuple(v.shape) for k, v in model.state_dict().items()}
-        except Exception:
-            return None
-
-    base = shapes(init)
-    if base is None:
-        return ()
-    shape_only = []
-    for i in ints:
-        for v in (init[i] + 1, 2 * init[i]):  # 2x where +1 breaks a divisibility (channels by groups)
-            other = shapes([*init[:i], v, *init[i + 1:]])
-            if other is not None:
-                if set(other) == set(base) and other != base:
-                    shape_only.append(i)
-                break
-    if not shape_only:
-        return ()
-    for rule, _ in SIZE_RULES:
-        try:
-            again = load_program(program.path, apply_rule(rule, program.sizes), **program.options)
-            kernel2 = lower_program(again)
-        except Exception:
-            continue
-        if not isinstance(kernel2, ir.Kernel):  # does not build or lower at these sizes: the next rule
-            continue
-        changed = [i for i in shape_only if i < len(again.init_inputs) and again.init_inputs[i] != init[i]]
-        return tuple(changed) if changed and _same_kernel(kernel, kernel2) else ()
-    return ()
-
-
 def load_regions(workflow: Workflow, files: Sequence[Path],
                  workdir: Path | None = None) -> tuple[dict[str, TorchRegion], list[str]]:
     """Every file lowered at its sizes, each loaded in a worker process (the user's Python runs
-    there, sandboxed: ``translate.pytorch_load``): (regions by kernel name, error messages)."""
-    import tempfile
+    there, sandboxed: ``graph.pytorch_load``): (regions by kernel name, error messages)."""
 
-    from translate import ir_json
-    from translate.pytorch_load import init_value, load_in_worker
 
     regions: dict[str, TorchRegion] = {}
     errors: list[str] = []
@@ -175,15 +114,6 @@ def load_regions(workflow: Workflow, files: Sequence[Path],
     return regions, errors
 
 
-def class_name(program: Any) -> str:
-    """The name the translated class has in its file (``module:``, ``Model``, or the class found)."""
-    if program.module:
-        return str(program.module)
-    if program.namespace.get("Model") is program.model_cls:
-        return "Model"
-    return next((n for n, o in program.namespace.items() if o is program.model_cls), program.model_cls.__name__)
-
-
 def _rel(path: Path, root: Path) -> str:
     try:
         return str(path.resolve().relative_to(root.resolve()))
@@ -194,7 +124,6 @@ def _rel(path: Path, root: Path) -> str:
 def ops_entry(kernel: ir.Kernel, rendered_notes: dict[str, Sequence[str]]) -> list[dict[str, Any]]:
     """The report's per-region ``ops``: Kernel.notes, then each target's Rendered.notes
     (tagged with the target)."""
-    from targets.torch_module import classify_ops
 
     ops: list[dict[str, Any]] = classify_ops(kernel.notes, kernel)
     for target, notes in sorted(rendered_notes.items()):
@@ -207,7 +136,6 @@ def emit_model_new(kernel: ir.Kernel, source: Path, out_dir: Path, notes: Sequen
                    symbol: str | None, region: TorchRegion | None = None) -> tuple[str | None, str | None]:
     """Write ``pytorch/<stem>_model.py``: (relative path, None) or (None, why not). With
     ``region`` ModelNew guards its constructor arguments and knows a plain module's class."""
-    from targets.torch_module import ModelNewError, write_model_new
 
     try:
         if region is None:
@@ -224,6 +152,7 @@ def emit_model_new(kernel: ir.Kernel, source: Path, out_dir: Path, notes: Sequen
 def validate(workflow: Workflow, region: TorchRegion, target_dirs: dict[str, Path], out_dir: Path,
              cache_dir: Path, timeout: float, level: int) -> Any:
     """validation.torch_reference.validate_torch_region with the workflow's settings."""
+    # deferred: imports torch, which a Fortran run never loads
     from validation.torch_reference import KERNELBENCH_ALLCLOSE, validate_torch_region
 
     vcfg = workflow.validate

@@ -26,8 +26,17 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from translate import stopping
-from translate.atomic import write_atomic
+from graph.config import ConfigError, load
+from graph.pipeline import WorkflowRun
+from parsers.base import ParseError
+from parsers.fortran import parse_files
+from translate import ir
+from translate.analysis import analyze, loop_report
+from validation import ceilings as ce
+from validation import sandbox, stopping
+from validation.atomic import write_atomic
+from validation.golden import main as golden_main
+from validation.toolchains import detect, format_table
 
 TARGETS = ("kokkos", "cuda", "triton")
 
@@ -91,8 +100,8 @@ def _thread_for(project: Path, workflow: Any, targets: list[str] | None, resume:
 
 
 def run_workflow(project: Path, workflow: Any, targets: list[str] | None, resume: bool) -> dict[str, Any]:
+    # deferred: langgraph takes a second to import, which the commands that do not run a workflow skip
     from graph.build import checkpointer, compile_graph
-    from translate.pipeline import WorkflowRun
 
     run = WorkflowRun(workflow, project, targets)
     _check_output(run, project)
@@ -147,7 +156,6 @@ def _partial_report(run: Any, graph: Any, config: dict[str, Any]) -> None:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from translate.config import ConfigError, load
 
     project = Path(args.project).resolve()
     try:
@@ -223,7 +231,6 @@ def _tally(wf: Any, final: dict[str, Any]) -> tuple[int, list[str]]:
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
-    from validation.toolchains import detect, format_table
 
     tools = detect()
     print(format_table(tools))
@@ -235,7 +242,6 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     print(f"cuda:   {cuda}")
     print(f"triton: {'runs on the GPU' if have.get('cuda-gpu') else 'runs in the interpreter (CPU)'}")
     print(f"reference (Fortran): {'f2py + gfortran' if have.get('gfortran') and have.get('f2py') else 'unavailable'}")
-    from validation import sandbox
 
     probe = sandbox.probe()
     print(f"sandbox: {probe.detail}" if probe.available else
@@ -246,7 +252,6 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
 def _doctor_ceilings(args: argparse.Namespace) -> int:
     """The measured ceilings: measured (or loaded) with --measure, else whatever is cached."""
-    from validation import ceilings as ce
 
     device = "gpu" if args.gpu else "cpu" if args.cpu else "auto"
     try:
@@ -269,10 +274,6 @@ def _doctor_ceilings(args: argparse.Namespace) -> int:
 
 
 def cmd_parse(args: argparse.Namespace) -> int:
-    from parsers.base import ParseError
-    from parsers.fortran import parse_files
-    from translate import ir
-    from translate.analysis import analyze, loop_report
 
     paths = [Path(p) for p in args.files]
     errors: list[ParseError] = []
@@ -293,7 +294,6 @@ def cmd_parse(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from validation.golden import main as golden_main
 
     argv = [args.out] + (["--targets", args.targets] if args.targets else [])
     return golden_main(argv)

@@ -24,8 +24,9 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from translate.atomic import write_atomic
-from translate.report_html import render_html
+from graph.charts import Point, roofline_svg, speedup_svg
+from graph.report_html import render_html
+from validation.atomic import write_atomic
 
 TARGET_KEYS = ("status", "reason", "max_abs_err", "max_rel_err", "rel_l2_err", "trials", "files")
 
@@ -174,7 +175,6 @@ def _performance(regions: list[dict[str, Any]], charts: list[str]) -> list[str]:
 def write_charts(out_dir: Path, workflow: str, regions: list[dict[str, Any]]) -> list[str]:
     """``roofline-<device>.svg`` per machine the targets were timed on and ``speedup.svg``;
     the file names written."""
-    from translate.charts import Point, roofline_svg, speedup_svg
 
     by_device: dict[str, tuple[dict[str, Any], list[Point]]] = {}
     bars = []

@@ -1,0 +1,137 @@
+"""Loading a PyTorch model file in a worker process: the caller's side
+(``graph.pytorch_load``) runs ``python -m parsers.torch_load job.json`` in the sandbox, since
+loading a model file runs the user's Python. It loads and lowers one file (``parsers.torch``)
+and writes ``{"kernel": <IR as JSON>, "init_inputs": [repr, ...], "size_args": [...],
+"model_name": ..., "input_shapes": ...}`` or ``{"error": ...}`` to the job's ``out``.
+
+Also the size rules of the different-size trial (:data:`SIZE_RULES`), which both this loader
+(:func:`size_init_args`) and ``validation.torch_reference`` apply.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from parsers.base import ParseError
+from parsers.torch import kernel_name, load_program, lower_program
+from translate import ir, ir_json
+
+SIZE_RULES: tuple[tuple[str, str], ...] = (("+3", "each size + 3"), ("x2", "each size x 2"),
+                                           ("+1", "each size + 1"))
+
+
+def _bump(rule: str, v: Any) -> Any:
+    if isinstance(v, (list, tuple)):
+        return [_bump(rule, e) for e in v]
+    return 2 * int(v) if rule == "x2" else int(v) + int(rule[1:])
+
+
+def apply_rule(rule: str, sizes: Mapping[str, Any]) -> dict[str, Any]:
+    """Every size changed by the rule; a tuple size (a list here) element-wise."""
+    return {k: _bump(rule, v) for k, v in sizes.items()}
+
+
+def _same_kernel(a: ir.Kernel | ir.Opaque, b: ir.Kernel | ir.Opaque) -> bool:
+    return (isinstance(a, ir.Kernel) and isinstance(b, ir.Kernel)
+            and (a.params, a.locals, a.body, a.result) == (b.params, b.locals, b.body, b.result))
+
+
+def size_init_args(program: Any, kernel: ir.Kernel | ir.Opaque) -> tuple[int, ...]:
+    """Positions of the integer constructor arguments that provably only set sizes, so
+    ModelNew may be built with other values of them. An argument qualifies when both hold:
+
+    * changed alone (+1, else x2), the model still builds and differs only in parameter/buffer
+      shapes (same keys, and at least one shape changes): it sizes parameters, not a
+      hyperparameter such as GroupNorm's num_groups, an axis or an eps;
+    * the program re-loaded at the different-size trial's sizes (the first of + 3, x 2,
+      + 1 at which it loads and lowers; pinned values stay) has this argument changed and
+      lowers to the identical kernel: whatever else it feeds enters the kernel through the
+      dimension scalars only (and the validation runs the kernel at those sizes).
+
+    Anything else (no sizes to vary, a failure, a different kernel) qualifies nothing."""
+    import torch  # deferred: the rest of the loader's answer does not need it
+
+    init = list(program.init_inputs)
+    ints = [i for i, v in enumerate(init) if isinstance(v, int) and not isinstance(v, bool)]
+    if not ints or not isinstance(kernel, ir.Kernel) or not program.sizes:
+        return ()
+
+    def shapes(args: list[Any]) -> dict[str, tuple[int, ...]] | None:
+        try:
+            torch.manual_seed(0)
+            model = program.model_cls(*args)
+            return {k: tuple(v.shape) for k, v in model.state_dict().items()}
+        except Exception:
+            return None
+
+    base = shapes(init)
+    if base is None:
+        return ()
+    shape_only = []
+    for i in ints:
+        for v in (init[i] + 1, 2 * init[i]):  # 2x where +1 breaks a divisibility (channels by groups)
+            other = shapes([*init[:i], v, *init[i + 1:]])
+            if other is not None:
+                if set(other) == set(base) and other != base:
+                    shape_only.append(i)
+                break
+    if not shape_only:
+        return ()
+    for rule, _ in SIZE_RULES:
+        try:
+            again = load_program(program.path, apply_rule(rule, program.sizes), **program.options)
+            kernel2 = lower_program(again)
+        except Exception:
+            continue
+        if not isinstance(kernel2, ir.Kernel):  # does not build or lower at these sizes: the next rule
+            continue
+        changed = [i for i in shape_only if i < len(again.init_inputs) and again.init_inputs[i] != init[i]]
+        return tuple(changed) if changed and _same_kernel(kernel, kernel2) else ()
+    return ()
+
+
+def class_name(program: Any) -> str:
+    """The name the translated class has in its file (``module:``, ``Model``, or the class found)."""
+    if program.module:
+        return str(program.module)
+    if program.namespace.get("Model") is program.model_cls:
+        return "Model"
+    return next((n for n, o in program.namespace.items() if o is program.model_cls), program.model_cls.__name__)
+
+
+def load_one(job: dict[str, Any]) -> dict[str, Any]:
+    path, root = Path(job["path"]), Path(job["root"])
+    try:
+        program = load_program(path, job["sizes"], root, **job["options"])
+    except ParseError as err:
+        return {"error": f"{err} (file skipped)"}
+    try:
+        kernel: ir.Kernel | ir.Opaque = lower_program(program, root=root)
+    except Exception as exc:  # a frontend bug makes this region unsupported, with the reason
+        kernel = ir.Opaque(kernel_name(path), path.read_text(errors="replace"),
+                           f"the PyTorch frontend failed: {type(exc).__name__}: {exc}",
+                           ir.Origin(job["rel"], program.forward_line))
+    size_args: tuple[int, ...] = ()
+    if job["size_args"]:
+        try:
+            size_args = size_init_args(program, kernel)
+        except Exception:  # the guard then requires every argument unchanged
+            size_args = ()
+    shapes = [list(s) for s in program.input_shapes.values()] if program.input_shapes is not None else None
+    return {"kernel": ir_json.dumps(kernel), "init_inputs": [repr(v) for v in program.init_inputs],
+            "size_args": list(size_args), "model_name": class_name(program), "input_shapes": shapes}
+
+
+def main(argv: list[str]) -> int:
+    job = json.loads(Path(argv[0]).read_text())
+    result = load_one(job)
+    Path(job["out"]).write_text(json.dumps(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
