@@ -26,7 +26,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from graph.config import ConfigError, load
+from graph.config import TARGETS, ConfigError, load
 from graph.pipeline import WorkflowRun
 from parsers.base import ParseError
 from parsers.fortran import parse_files
@@ -37,8 +37,6 @@ from validation import sandbox, stopping
 from validation.atomic import write_atomic
 from validation.golden import main as golden_main
 from validation.toolchains import detect, format_table
-
-TARGETS = ("kokkos", "cuda", "triton")
 
 
 def _targets(text: str | None) -> list[str] | None:

@@ -62,6 +62,7 @@ import yaml
 from graph.agent_config import AgentConfig, parse_agent
 from graph.build_config import BuildConfig, library_args, parse_build
 from graph.yamlcheck import Checker, ConfigError, Issue, KeyPath, describe, did_you_mean, format_key, index_lines
+from targets.base import BUILTIN_TARGETS
 
 __all__ = [
     "AgentConfig", "BuildConfig", "ConfigError", "Issue", "OptimizeConfig", "PreprocessConfig", "ProjectConfig",
@@ -70,7 +71,7 @@ __all__ = [
 
 CONFIG_NAME = "workflows.yaml"
 LANGUAGES = ("fortran", "c", "pytorch")
-TARGETS = ("kokkos", "cuda", "triton")
+TARGETS = tuple(BUILTIN_TARGETS)  # the target registry's names, in its order
 MATMUL_CHOICES = ("library", "generated")
 GENERATORS = ("normal", "uniform", "positive", "spd", "diag_dominant")
 
