@@ -111,8 +111,8 @@ class ValidateConfig:
 class OptimizeConfig:
     budget: int = 0  # schedule variants per slow region; 0 turns optimization off
     # Triton target: a matmul (and bmm, linear) runs as cuBLAS through torch ("library",
-    # faster on the H200 in fp32/fp64: docs/STATUS.md) or as the generated tiled kernel
-    # with its elementwise tail fused ("generated")
+    # the faster in fp32/fp64 where measured: docs/measurements/tuning-evidence.md) or as the
+    # generated tiled kernel with its elementwise tail fused ("generated")
     matmul: str = "library"
     # a target below this fraction of its roofline gets the variant search
     fraction: float = 0.5

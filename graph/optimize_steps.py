@@ -1,5 +1,5 @@
-"""The profile and optimize steps of a Fortran region (DESIGN.md, "Profiling and
-optimization"), called by :class:`graph.pipeline.WorkflowRun`.
+"""The profile and optimize steps of a Fortran region (docs/ARCHITECTURE.md, "Profiling
+and optimization"), called by :class:`graph.pipeline.WorkflowRun`.
 
 Profile: one case at the profiling sizes (``optimize.sizes`` over the region's
 sizes; the first of every listed value), its work (:mod:`validation.costs`), the

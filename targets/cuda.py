@@ -63,7 +63,7 @@ def _slots(reductions: tuple[ir.Reduction, ...]) -> list[str]:
     return [n for r in reductions for n in ((r.var, r.loc, f"{r.var} done") if r.loc else (r.var,))]
 
 REDUCE_UNROLL = 4  # iterations of a 1-D reduction's grid-stride loop per step (their loads overlap)
-PAIR_BLOCKS = 2048  # blocks of a pair reduction (kt_pair_finish): two waves of 256 threads on an H200
+PAIR_BLOCKS = 2048  # blocks of a pair reduction (kt_pair_finish): two waves of 256 threads on 132 SMs
 
 
 @register
@@ -304,7 +304,8 @@ class CudaRenderer(CStyleRenderer):
     def unrolled_reduction(self, buf: CodeBuffer, seg: DeviceNest, k: str, k_names: dict[str, str]) -> None:
         """The grid-stride loop of a 1-D reduction, ``REDUCE_UNROLL`` iterations at a time
         without bounds checks so their loads overlap (one load in flight per thread held a
-        re-rolled DASUM at 79% of the H200's copy bandwidth), then the rest one at a time."""
+        re-rolled DASUM well below the copy bandwidth: vasum in benchmarks/region_bench.py), then
+        the rest one at a time."""
         trip, u = f"{self.var(seg.loops[0].var)}_trip", REDUCE_UNROLL
         buf.line("const int stride = gridDim.x * blockDim.x;")
         buf.line(f"int {k}_first = blockIdx.x * blockDim.x + threadIdx.x;")
@@ -322,9 +323,10 @@ class CudaRenderer(CStyleRenderer):
     def points_per_thread(self, seg: DeviceNest) -> int:
         """Iterations each thread of a 1-D nest without reductions runs, a block apart
         (``Schedule.march``; 0: ``POINTS_PER_THREAD``, or one where the body holds loops: each
-        point is then a long serial run, and two per thread halve the threads of a short nest.
-        H200, matmul_nn's epilogue (a column per thread, 2026-12-04 region search): the region
-        53.0 ms with two columns per thread, 44.6 with one, timed in turns)."""
+        point is then a long serial run, and two per thread halve the threads of a short nest:
+        matmul_nn's epilogue, a column per thread, made the region faster with one column per
+        thread than with two, timed in turns in the region search;
+        docs/measurements/2026-12-04-h200-session12.txt)."""
         if len(seg.loops) != 1 or seg.reductions:
             return 1
         if self.schedule.march == 0 and any(isinstance(n, ir.Loop) for s in seg.body for n in ir.walk(s)):
@@ -402,7 +404,8 @@ class CudaRenderer(CStyleRenderer):
                     dims[0] = f"kt_grid({trips[0]}, {shape[0]}, {PAIR_BLOCKS})"
                 elif not seg.reductions and not self.schedule.grid_stride:
                     # a thread per element along x: a capped grid's threads stride the array in
-                    # far-apart runs, which was 30% slower for a misaligned in-place loop (H200)
+                    # far-apart runs, which was much slower for a misaligned in-place loop
+                    # (docs/measurements/2026-12-03-h200-plane-probe.txt, vscal)
                     dims[0] = f"kt_grid({trips[0]}, {shape[0]}, INT_MAX)"
                 if walk:  # the rows' tiles times the runs over y and z, every thread one run
                     tiles = [f"kt_grid({t}, {n}, INT_MAX)" for t, n in zip(trips[1:-1], shape[1:], strict=False)]
@@ -413,8 +416,9 @@ class CudaRenderer(CStyleRenderer):
                     dims[-1] = f"kt_grid(({trips[-1]} + {ROW_PAIRS - 1}) / {ROW_PAIRS}, 1)"
                 if seg.reductions and len(trips) > 1:
                     # every block ends in one atomic per reduction: about 8192 blocks in all, the outer
-                    # loops strided, not one block per row (contention on the same addresses). H200,
-                    # field_summary_like by hand: 2048 blocks 0.720 ms, 8192 0.694, 16384 0.694
+                    # loops strided, not one block per row (contention on the same addresses); by hand,
+                    # field_summary_like ran slower with fewer blocks and no faster with more
+                    # (docs/measurements/2026-12-03-h200-shape-probe-2.txt)
                     buf.line(f"const unsigned gx = {dims[0]};")
                     have = "gx"
                     for k in range(1, len(trips)):
@@ -434,7 +438,7 @@ class CudaRenderer(CStyleRenderer):
     def reduction_slots(self, buf: CodeBuffer, reductions: tuple[ir.Reduction, ...]) -> list[str]:
         """The accumulators of a nest's reductions in one device buffer of 8-byte slots, set to
         their identities with one copy (and read back with one: a copy and a wait per reduction
-        cost about 20 us each on the H200). Every scalar type of the IR fits a slot. Returns the
+        each cost the host a round trip). Every scalar type of the IR fits a slot. Returns the
         kernel's arguments for them (slot pointer, identity per reduction)."""
         slots = _slots(reductions)
         pairs = len(slots) > len(reductions)

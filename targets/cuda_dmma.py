@@ -10,7 +10,7 @@ Both are C++ text with ``@DMMA_*@`` / ``@DA_*@`` block-shape placeholders that
 ``targets.cuda_matmul.cuda_matmul_source`` fills in.
 """
 
-# BM, BN, BK, WM, WN of the register-staged WMMA kernel (the fallback; 23.5 TFLOP/s on the H200)
+# BM, BN, BK, WM, WN of the register-staged WMMA kernel (the fallback where the cp.async ring does not fit)
 DMMA_TILE = (128, 128, 8, 32, 64)
 # BM, BN, BK, WM, WN, STAGES, KI of the cp.async kernel; KI: the k of the sm_90 shape m16n8kKI (4, 8, 16; 0: m8n8k4).
 # Chosen by timing candidates side by side against cuBLAS on fp64 4096^3 and 8192^3 products (the

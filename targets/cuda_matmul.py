@@ -29,10 +29,10 @@ import re
 
 from targets.cuda_dmma import DMMA_ASYNC_TILE, DMMA_KERNELS, DMMA_PRIMITIVES, DMMA_TILE
 
-# block shapes of the SIMT kernels, measured on the H200 (docs/measurements); the fp64 tensor-core
-# kernels' are in targets.cuda_dmma
+# block shapes of the SIMT kernels, chosen by timing candidates (docs/measurements); the fp64
+# tensor-core kernels' are in targets.cuda_dmma
 SIMT_TILE = {"float": (128, 128, 8, 8, 8), "double": (64, 64, 8, 4, 4)}  # BM, BN, BK, TM, TN
-# BM, BN, BK of the float4 SIMT kernel (8 x 8 outputs per thread): fp32 39-40 TFLOP/s, 0.78-0.81x of cuBLAS there
+# BM, BN, BK of the float4 SIMT kernel (8 x 8 outputs per thread): the fastest fp32 shape of those timed
 SIMT4_TILE = (128, 128, 8)
 
 _HEAD = r"""

@@ -6,11 +6,11 @@ nest can be walked the same way, row by row: by default when its reads form a re
 
 A stencil's neighbouring rows then come from the same tile and its neighbouring planes
 from the previous iterations of the same thread. In a hand-written probe of a 7-point 3-D
-Laplacian on the H200 (``docs/measurements/2026-12-03-h200-plane-probe.txt``) a thread per
-point reached 42% (CUDA) and 56% (Triton) of the copy bandwidth, plane walking 75% (CUDA,
-64x4 blocks with a register queue) and 84% (Triton, 2-row tiles walking 4 planes); a later
-probe (``2026-12-03-h200-plane-probe-5.txt``) put CUDA at 77% with runs of 4 planes and the
-thread's indices taken straight from the grid (69% inside grid-stride loops).
+Laplacian (``docs/measurements/2026-12-03-h200-plane-probe.txt``) plane walking came much
+closer to the copy bandwidth than a thread per point, on CUDA (64x4 blocks with a register
+queue) and on Triton (2-row tiles walking 4 planes); a later probe
+(``docs/measurements/2026-12-03-h200-plane-probe-5.txt``) ran CUDA faster still with runs of 4
+planes and the thread's indices taken straight from the grid than inside grid-stride loops.
 
 Reads of one read-only array at the same in-plane position and planes ``k+c`` for several
 constants ``c`` (``u(i,j,k-1)``, ``u(i,j,k)``, ``u(i,j,k+1)``) form a register queue
@@ -28,21 +28,22 @@ from translate.irquery import arrays_written, scalar_reads
 from translate.schedule import DeviceNest, Schedule, fastest_first
 from translate.simplify import const_int, linearize, simplify, simplify_stmt
 
-# (rows of a tile, planes per run) of a 3-D nest when the schedule leaves them at 0: measured
-# best or near it on the H200 for the examples' 3-D stencils (the search tries others); CUDA
-# lap3d without grid-stride loops, runs of 8 planes 0.942 ms, of 4 0.923 ms (probe 5)
+# (rows of a tile, planes per run) of a 3-D nest when the schedule leaves them at 0: best or
+# near it for the examples' 3-D stencils (the search tries others); CUDA lap3d without
+# grid-stride loops ran a little faster in runs of 4 planes than of 8
+# (docs/measurements/2026-12-03-h200-plane-probe-5.txt)
 DEFAULT_TILE = {"cuda": (4, 4), "triton": (2, 8)}
-# planes per run of a Triton 3-D walk that keeps a register queue: on the H200 (eighth session,
-# side by side) jacobi3d 0.697 ms loading every plane in runs of 8, 0.618 with the queue in runs
-# of 8, 0.637 in runs of 4; lap3d 0.851, 0.985 and 0.848
+# planes per run of a Triton 3-D walk that keeps a register queue: with the queue, runs of 4 were
+# a little slower than runs of 8 on jacobi3d but much faster on lap3d, and no slower than loading
+# every plane on either (side by side: docs/measurements/2026-12-03-h200-session8.txt)
 QUEUED_PLANES = 4
 # rows each CUDA thread (Triton program) walks in a 2-D nest with a register queue (a 2-D
-# stencil): on the H200 CUDA jacobi2d 0.643 -> 0.557 ms, heat2d_step 0.647 -> 0.564 ms against a
-# point per thread; 2-D nests without a queue got slower (rank1 0.759 -> 1.046 ms, ideal_gas 0.754
-# -> 0.831 ms) and keep a point. Triton (H200, region table, side by side): field_summary_like
-# walking runs of 16 rows in strips of 512 lanes 0.678 ms against 0.721 flat; jacobi2d and
-# heat2d_step, without reductions, ran slower walked (0.630-0.705 ms in every variant against
-# 0.604-0.607 flat), so Triton walks rows only in nests with reductions
+# stencil): CUDA jacobi2d and heat2d_step ran faster walked than at a point per thread; 2-D nests
+# without a queue (rank1, ideal_gas) got slower walked and keep a point
+# (docs/measurements/2026-12-03-h200-variants.txt). Triton (region table, side by side):
+# field_summary_like walking runs of 16 rows in strips of 512 lanes beat the flat form; jacobi2d and
+# heat2d_step, without reductions, ran slower walked in every variant than flat
+# (docs/measurements/2026-12-04-h200-session9.txt), so Triton walks rows only in nests with reductions
 DEFAULT_ROWS = {"cuda": 8, "triton": 16}
 # inner loops of at most this many iterations (constant) are unrolled in a Triton walk, so that
 # their reads join the register queues (field_summary_like's 2x2 corners of a cell)
@@ -93,8 +94,8 @@ def triton_walk(seg: DeviceNest, kernel: ir.Kernel, schedule: Schedule) -> tuple
 def queued(schedule: Schedule, seg: DeviceNest, target: str) -> bool:
     """Whether a walk of ``seg`` keeps register queues (``Schedule.queues``): any positive
     value in every walk, any negative in none; 0 in CUDA walks of rows (2-D nests) and in
-    every Triton walk, not in CUDA plane walks (there a queue made jacobi3d slower on the H200:
-    0.755 ms against 0.636 loading every plane)."""
+    every Triton walk, not in CUDA plane walks (there a queue made jacobi3d slower than loading
+    every plane: docs/measurements/2026-12-03-h200-region-bench-session6.txt)."""
     if schedule.queues:
         return schedule.queues > 0
     return target == "triton" or len(seg.loops) == 2

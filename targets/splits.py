@@ -25,7 +25,8 @@ from translate.ir import DType
 from translate.irquery import scalar_reads
 from translate.schedule import DeviceNest, Schedule
 
-# threads to aim for (an H200 holds 132 x 2048 resident) and the least serial iterations per chunk
+# threads to aim for (a GPU of 132 multiprocessors holds 132 x 2048 resident) and the least serial
+# iterations per chunk
 FILL_THREADS = 262144
 MIN_CHUNK = 32
 _ATOMIC = (DType.F32, DType.F64, DType.I32)

@@ -77,25 +77,28 @@ def module_path(kernel: ir.Kernel) -> str:
 
 
 TRITON_WARPS = 4  # Triton's num_warps when a launch does not say
-# lanes of a reduction over two or more loops, in blocks: field_summary_like on the H200 at 256
-# lanes 0.832 ms, 512 0.808, 1024 0.785 (same run; fewer partials, more loads in flight)
+# lanes of a reduction over two or more loops, in blocks: field_summary_like ran faster at 1024
+# lanes than at 512 or 256 in the same run (fewer partials, more loads in flight;
+# docs/measurements/2026-12-03-h200-region-bench-session6.txt)
 WIDE_REDUCTION = 4
-# lanes of a program walking rows of a 2-D nest, in blocks (targets.planes): on the H200 strips of
-# 512 lanes ran field_summary_like in 0.678 ms (4 warps); 256 lanes 0.725 ms, 1024 1.585 (8 warps)
+# lanes of a program walking rows of a 2-D nest, in blocks (targets.planes): strips of 512 lanes
+# (4 warps) ran field_summary_like fastest, 256 lanes a little slower, 1024 (8 warps) far slower
+# (docs/measurements/2026-12-04-h200-session9.txt)
 WALK_WIDTH = 2
 
 
 def default_warps(launch: Launch) -> int:
     """num_warps of a nest kernel the schedule leaves at 0: Triton's default for walks; 8 for split serial loops, for
-    reductions over two or more loops or of a pair, and for 1-D nests storing to two or more arrays (H200
-    against 4 warps: dgemv 'N' 0.768 -> 0.622 ms, field_summary_like 1.002 -> 0.829 ms, vswap
-    0.751 -> 0.601 ms; slower with 8: 1-D nests storing one array, vcopy 0.552 -> 0.611, vscal
-    0.672 -> 0.697, and the 2-D ideal_gas_like storing two, 0.730 -> 0.784), else Triton's
-    default (0: not written)."""
+    reductions over two or more loops or of a pair, and for 1-D nests storing to two or more arrays (faster
+    than 4 warps on dgemv 'N', field_summary_like and vswap; slower with 8: 1-D nests storing one array,
+    such as vcopy and vscal, and the 2-D ideal_gas_like storing two;
+    docs/measurements/2026-12-03-h200-{variants,region-bench-defaults,region-bench-final}.txt), else
+    Triton's default (0: not written)."""
     if launch.tile is not None:
-        return 0  # walks: a 2-D one with reductions ran 0.678 ms at 4 warps, 1.449 at 8 (field_summary_like)
+        return 0  # walks: a 2-D one with reductions ran far slower at 8 warps than at 4 (field_summary_like)
     two_arrays = len(launch.trips) == 1 and launch.written > 1
-    # a pair reduction's 32 tiles (translate.argreduce): ivamax's kernel 0.595 ms at 4 warps, 0.530 at 8
+    # a pair reduction's 32 tiles (translate.argreduce): ivamax's kernel ran faster at 8 warps than at 4
+    # (benchmarks/probes/pair_kernel_forms.py)
     pair = any(r.loc for r in launch.partials)
     eight = launch.split is not None or (launch.partials and len(launch.trips) > 1) or two_arrays or pair
     return 8 if eight else 0

@@ -265,15 +265,16 @@ class MatmulEmitter(_Emitter):
         if dtype is ir.DType.F64:
             cfg = "64, 64, 16, 4, 4, 3"
         elif dtype is ir.DType.F32:
-            cfg = "128, 128, 32, 8, 8, 3"  # H200, 4096^3 ieee: 42.7 TFLOP/s (a, b row-major), 22 (b^T)
+            cfg = "128, 128, 32, 8, 8, 3"  # fastest ieee tiles found (benchmarks/probes/triton_fp32_matmul.py)
         else:
             cfg = "128, 128, 64, 8, 8, 3"
         lines += [f"    bm, bn, bk, group_m, warps, stages = {cfg}",
                   "    grid = (triton.cdiv(mm_m, bm) * triton.cdiv(mm_n, bn), mm_batch)"]
         b_arg = py_name(b.name)
         if dtype is ir.DType.F32 and a.dtype == b.dtype and sbk == "1" and sbn != "1":
-            # fp32 ieee tl.dot reading b along k ran 0.44x of cuBLAS on the H200 (4096^3, every tile shape
-            # tried 0.27-0.54x); b copied into a K x N row-major buffer first: 0.126 ms + 0.83x
+            # fp32 ieee tl.dot reading b along k stays far behind cuBLAS in every tile shape tried; b copied
+            # into a K x N row-major buffer first, the copy included, comes much closer
+            # (benchmarks/probes/triton_fp32_matmul.py, docs/measurements/2026-12-03-h200-session8.txt)
             lines += [f"    # {b_arg} is read along k: copied into a K x N row-major buffer first (faster fp32 tiles)",
                       f"    kt_{b_arg}_rows = torch.empty((mm_batch, mm_k, mm_n), dtype={b_arg}.dtype, "
                       f"device={b_arg}.device)",

@@ -73,11 +73,10 @@ class Launch:
 
 REDUCE_TILES = 8
 # a pair reduction's programs (translate.argreduce) take more tiles: each ends in a join across its
-# lanes. H200, ivamax's kernel at 280M elements (benchmarks/probes/pair_reduction.py): 256 lanes x 8
-# tiles 0.694 ms, x 16 0.686, x 32 0.608; 512 x 8 0.798, 1024 x 8 1.055. With the lanes' update
-# without its tie test (argreduce.in_order) and 8 warps (benchmarks/probes/pair_kernel_forms.py, the
-# kernel and the device's join): 32 tiles 0.530 ms, against 0.628 with the tie test; with the lanes
-# joined in one tl.reduce (store_pair) 0.518-0.529
+# lanes. On ivamax's kernel 256 lanes x 32 tiles beat 8 or 16 tiles and wider programs
+# (benchmarks/probes/pair_reduction.py); the lanes' update without its tie test (argreduce.in_order),
+# 8 warps and the lanes joined in one tl.reduce (store_pair) made it faster still
+# (benchmarks/probes/pair_kernel_forms.py)
 PAIR_TILES = 32
 
 
@@ -221,7 +220,8 @@ class NestEmitter(_Emitter):
                             tile=(names, *self.tile), written=len(arrays_written(nest.body)))
             return text, launch
         # a reduction's program sums TILES blocks before it writes its partial (one partial per
-        # 256 elements made a re-rolled DASUM 35% slower on the H200 than one per 2048)
+        # 256 elements made a re-rolled DASUM markedly slower than one per 2048: vasum in
+        # benchmarks/region_bench.py)
         tiles = REDUCE_TILES if nest.reductions and self.split is None else 1
         if tiles > 1 and any(r.loc for r in nest.reductions):
             tiles = PAIR_TILES
@@ -324,9 +324,8 @@ class NestEmitter(_Emitter):
         qs = queues(self.nest, lp_s.var) if self.queues else []
         regs: dict[ir.Load, ir.Expr] = {}
         if qs:
-            # one new load per plane, the others carried from the previous planes: on the H200 the
-            # region table's jacobi3d ran 0.619 ms with the queue against 0.697 loading every plane,
-            # lap3d 0.985 against 0.852, so the queue is a search variant (Schedule.queues 1)
+            # one new load per plane, the others carried from the previous planes (whether a walk keeps
+            # queues: targets.planes.queued; side by side: docs/measurements/2026-12-03-h200-session8.txt)
             body(f"# register queue along {lp_s.var}: the run's first planes loaded before the walk")
             body(f"live = mask & (zero_lanes + first < {slow})")
             body(self.index_line(lp_s, "first"))
@@ -352,8 +351,8 @@ class NestEmitter(_Emitter):
                 body(f"{v} = tl.where(mask, {v}, {identity(r.op, r.dtype)})")
         else:
             # a constant trip count, the last run's extra planes masked off: Triton pipelines the
-            # loads of such a loop (dynamic bounds ran at 57% of the H200's copy bandwidth in a
-            # 128x2 tile walking 8 planes, the constant count at 83%)
+            # loads of such a loop (dynamic bounds ran far below the constant count in a 128x2 tile
+            # walking 8 planes: docs/measurements/2026-12-03-h200-triton-plane-probe.txt)
             self.walk_run(qs, regs, lp_s, "range(PLANES)", slow, guarded=True)
         self.store_partials()
         return self.head(extra).text() + body.text()
@@ -404,9 +403,9 @@ class NestEmitter(_Emitter):
         """A pair reduction's lanes joined in one reduction over values and iterations (the best
         value, the first iteration among the lanes holding it, that lane's value: of 0.0 and -0.0
         the one it reached) and stored in the two rows of the partials: values, then iterations.
-        One reduction of the pair, not one of the values and one of the iterations after it: on
-        the H200 the first-max kernel ran 0.518 against 0.585 ms so, ptxas keeping four of the
-        lane's loads in flight instead of three."""
+        One reduction of the pair, not one of the values and one of the iterations after it: the
+        first-max kernel ran faster so, ptxas keeping four of the lane's loads in flight instead of
+        three (benchmarks/probes/pair_kernel_forms.py)."""
         v, loc = py_name(r.var), py_name(r.loc)
         join = pair_join(r.op, r.loc_first)
         self.dev.helpers.add(join)
@@ -455,8 +454,8 @@ class NestEmitter(_Emitter):
         """The loop variables of each lane from its flat index ``offs``. Over several loops the
         program's first index ``kt_first`` is split once (int64 scalars ``kt_q``) and each lane's
         part in int32 (``kt_lane``: below a trip count plus BLOCK). GPUs divide int64 in software;
-        with an int64 division per lane rank1_concurrent ran 0.690 ms on the H200, split this way
-        0.598 ms."""
+        an int64 division per lane made rank1_concurrent clearly slower than this split
+        (benchmarks/region_bench.py)."""
         body = self.out
         if len(order) == 1:
             body(self.index_line(trips[order[0]][1], "offs"))

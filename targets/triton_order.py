@@ -3,8 +3,8 @@
 A serial segment is one program; launched first, its launch (and the host statements after it) keep
 the GPU idle before the nest starts. ivamax's ``DMAX = DABS(DX(1))`` is the start value of the scan
 after it, which the launcher reads only once the nest's pairs are joined: launched after the pair
-kernel, the whole launcher ran 0.631 against 0.673 ms on an H200 whose host took about 20 us per
-Triton launch (``benchmarks/probes/launch_steps.py``). Its results stay on the device until read
+kernel, the whole launcher ran faster, the host's time for each Triton launch no longer keeping
+the GPU idle (``benchmarks/probes/launch_steps.py``). Its results stay on the device until read
 (``targets.triton_pending``), so only the launch line moves; its output tensors are allocated where
 it stood."""
 

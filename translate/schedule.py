@@ -94,16 +94,17 @@ class Schedule:
     # this many iterations per thread, a block apart (targets.cuda_points)
     march: int = 0
     # CUDA: a 2-D nest without reductions that walks no rows runs two neighbouring iterations of its
-    # outer loop per thread, the loads of both first (targets.cuda_points.paired_rows). H200, region
-    # table: rank1_concurrent 0.740 -> 0.623 ms, ideal_gas_like 0.754 -> 0.703 ms
+    # outer loop per thread, the loads of both first (targets.cuda_points.paired_rows): faster than a
+    # point per thread on rank1_concurrent and ideal_gas_like, side by side in the region table
+    # (docs/measurements/2026-12-03-h200-region-bench-session6.txt)
     row_pairs: bool = True
     # reads of neighbouring planes (rows) of a read-only array in a walked nest kept in a register
     # queue (targets.planes.queues): 1 in every walk, -1 in none, 0 the default: CUDA 2-D row walks
-    # keep one, CUDA 3-D plane walks load every plane (H200, queue against loads: jacobi2d 0.551
-    # against 0.574 ms, lap3d 0.839 against 0.875, jacobi3d 0.755 against 0.636); Triton plane
-    # walks keep one, in runs of 4 planes unless `march` says otherwise (against loads in runs of
-    # 8: jacobi3d 0.637 against 0.697 ms, lap3d 0.848 against 0.851; the queue in runs of 8 made
-    # lap3d 0.985)
+    # keep one, CUDA 3-D plane walks load every plane (the queue made jacobi2d and lap3d a little
+    # faster, jacobi3d much slower: docs/measurements/2026-12-03-h200-region-bench-session6.txt);
+    # Triton plane walks keep one, in runs of 4 planes unless `march` says otherwise (faster than or
+    # as fast as loading every plane in runs of 8; the queue in runs of 8 made lap3d slower:
+    # docs/measurements/2026-12-03-h200-session8.txt)
     queues: int = 0
     # CUDA: a 1-D nest at two iterations per thread whose arrays (fp64) are each read and written at
     # one subscript runs the two as one 16-byte access per array (targets.cuda_points.vector_pairs)
@@ -115,17 +116,17 @@ class Schedule:
     warps: int = 0
     # Triton walks (rows or planes): scalars assigned in every lane without `tl.where` guards, the last
     # run of planes walking only the planes there are, and the lanes past the fast loops leaving the
-    # sums once, after the walk. On the H200 the field_summary_like walk kernel with no guards at all
-    # ran 0.613 ms against 0.659 guarded (benchmarks/probes/field_summary_guards.py), but this general
-    # form was slower in every walk it was timed on there (2026-12-04, region table side by side):
-    # field_summary_like 1.001 ms against 0.683, jacobi3d 0.658 against 0.637, lap3d 0.903 against
-    # 0.849; so it is off, and not among the search's variants (--variants still takes it)
+    # sums once, after the walk. The field_summary_like walk kernel with no guards at all ran faster
+    # than guarded (benchmarks/probes/field_summary_guards.py), but this general form was slower in
+    # every walk it was timed on, side by side in the region table (field_summary_like, jacobi3d,
+    # lap3d: docs/measurements/2026-12-04-h200-session12.txt); so it is off, and not among the
+    # search's variants (--variants still takes it)
     late_masks: bool = False
     # Triton: a 1-D array's subscript split into the part every lane shares and the lanes' part, the
-    # shared part added to the array's pointer first (``(dx + (ix - 1)) + (i - 1) * incx``). On the
-    # H200 ivamax's pair kernel ran 0.521 ms reading DX(IX - 1 + I) against 0.579 with the subscript
-    # whole (benchmarks/probes/pair_kernel_forms.py), but generated it lost side by side (ivamax 0.732
-    # against 0.629 ms, vamax 0.696 against 0.557, vnrm2 0.636 against 0.536), so off: a search variant
+    # shared part added to the array's pointer first (``(dx + (ix - 1)) + (i - 1) * incx``). ivamax's
+    # pair kernel ran faster reading DX(IX - 1 + I) than with the subscript whole
+    # (benchmarks/probes/pair_kernel_forms.py), but generated it lost side by side on ivamax, vamax
+    # and vnrm2 (docs/measurements/2026-12-04-h200-session14.txt), so off: a search variant
     base_first: bool = False
     # a short parallel loop around a serial loop that accumulates into one element per thread
     # (DGEMV 'N' after the interchange) splits the serial loop over blocks, adding atomically

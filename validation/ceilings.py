@@ -1,6 +1,6 @@
 """The machine's measured ceilings: copy bandwidth and floating-point rates, measured
 once and cached per device in ``$KT_CACHE_DIR`` (else ``$KT_CACHE``, else
-``~/.cache/kernel-translate``) as ``ceilings-<device slug>.json`` (DESIGN.md,
+``~/.cache/kernel-translate``) as ``ceilings-<device slug>.json`` (docs/ARCHITECTURE.md,
 "Profiling and optimization"). Copy bandwidth counts bytes read plus written.
 
 GPU: copy = ``dst.copy_(src)`` of 2 GiB fp32; fp32/fp64 = a Triton kernel of

@@ -1,5 +1,5 @@
 """Timing the reference and the candidates of one region on one case, and the
-rates they reach against the machine's ceilings (DESIGN.md, "Profiling and
+rates they reach against the machine's ceilings (docs/ARCHITECTURE.md, "Profiling and
 optimization").
 
 * GPU (CUDA, Triton): the arrays are put on the device once; each timed call is

@@ -1,4 +1,4 @@
-"""The validation protocol for one region (DESIGN.md, "Validation protocol").
+"""The validation protocol for one region (docs/ARCHITECTURE.md, "Validation protocol").
 
 ``validate_region`` builds the reference once, runs several trials with
 fresh seeds at the workflow sizes, one more there whose random float inputs are sorted

@@ -49,7 +49,7 @@ from validation.signature import signature
 REPO_ROOT = Path(__file__).resolve().parent.parent
 TARGET_EXT = {"kokkos": "cpp", "cuda": "cu", "triton": "py"}
 # How often run_process reads a CPU-time-limited group's CPU time from /proc (a scan of
-# every process: about 0.5 ms for 70 processes), so a limit is enforced to within this.
+# every process, cheap next to the interval), so a limit is enforced to within this.
 CPU_POLL_S = 0.2
 # A validation worker's wall-clock cap, as a multiple of its CPU-time limit per case. It
 # only stops a process that sleeps or deadlocks (uses no CPU); six workers sharing two

@@ -1,4 +1,4 @@
-"""Timing with the right clock (DESIGN.md, "Profiling and optimization").
+"""Timing with the right clock (docs/ARCHITECTURE.md, "Profiling and optimization").
 
 :func:`time_gpu` times each run with its own pair of CUDA events, after warm-up,
 with the L2 cache flushed between runs (a 256 MB buffer is zeroed before each
