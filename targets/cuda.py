@@ -18,6 +18,7 @@ from targets.c_extern import conv_unsupported, cuda_launch_matmul
 from targets.cmake import cuda_cmake
 from targets.cstyle import CStyleRenderer, cname
 from targets.cuda_helpers import BUFFER, CHECK, FIT_WIDTH, LOAD2_ORDERED, PAIR_REDUCE, REDUCE, TILE_GRID
+from targets.cuda_mapping import CudaMapping, Shape, map_segments
 from targets.cuda_matmul import cuda_matmul_source
 from targets.cuda_planes import walk_planes
 from targets.cuda_points import (
@@ -25,16 +26,13 @@ from targets.cuda_points import (
     ROW_PAIRS,
     paired_points,
     paired_rows,
-    row_pairs,
     strided_points,
-    vector_pairs,
 )
-from targets.cuda_rows import WARP_REDUCE, has_reductions, launch_row, row_kernel, warp_row_nest
-from targets.cuda_scan import INCLUDES, helper_text, launch_scan, runs_as_scan, scan_functor
+from targets.cuda_rows import WARP_REDUCE, has_reductions, launch_row, row_kernel
+from targets.cuda_scan import INCLUDES, helper_text, launch_scan, scan_functor
 from targets.cuda_split import launch_split, split_kernel
 from targets.kokkos import abi_params, shim_shapes
 from targets.planes import plane_walk
-from targets.splits import split_nest
 from translate import ir
 from translate.ir import DType
 from translate.schedule import (
@@ -74,6 +72,7 @@ class CudaRenderer(CStyleRenderer):
     MAX_GRID: ClassVar[int] = 65535
     TYPES = _CUDA_TYPES
     ABI_TYPES = _CUDA_ABI
+    mappings: dict[str, CudaMapping]  # each device segment's shape, decided before printing (render)
 
     def widen(self, text: str, dtype: DType) -> str:
         return f"{_WIDEN[dtype]}({text})"
@@ -109,20 +108,22 @@ class CudaRenderer(CStyleRenderer):
         kernels = CodeBuffer(self.INDENT)
         reduces = warp_reduces = pairs = False
         scans: list[ir.Loop] = []
+        self.mappings = map_segments(self, device_segments(segs))
         for seg in device_segments(segs):
             kernels.blank()
-            if isinstance(seg, DeviceNest) and warp_row_nest(self, seg):
+            m = self.mappings[seg.name]
+            if isinstance(seg, DeviceNest) and m.shape is Shape.ROWS:
                 warp_reduces |= has_reductions(seg)
                 row_kernel(self, kernels, seg)
-            elif isinstance(seg, DeviceNest) and (split := split_nest(seg, self.kernel, self.schedule)) is not None:
-                split_kernel(self, kernels, seg, split)
+            elif isinstance(seg, DeviceNest) and m.split is not None:
+                split_kernel(self, kernels, seg, m.split)
             elif isinstance(seg, DeviceNest):
                 reduces |= bool(seg.reductions)
                 pairs |= any(r.loc for r in seg.reductions)
                 self.nest_kernel(kernels, seg)
-            elif (loop := runs_as_scan(self, seg)) is not None:
-                scans.append(loop)
-                scan_functor(self, kernels, seg, loop)
+            elif m.scan is not None:
+                scans.append(m.scan)
+                scan_functor(self, kernels, seg, m.scan)
             else:
                 self.serial_kernel(kernels, seg)
 
@@ -260,16 +261,17 @@ class CudaRenderer(CStyleRenderer):
             for lp in order:
                 if lp.var in k_names:
                     buf.line(f"const int {self.var(lp.var)}_lo = {self.expr(lp.start)};")
-            if (walk := self.planes(seg)) is not None:
-                walk_planes(self, buf, seg, order, k_names, walk[1])
+            m = self.mappings[seg.name]
+            if m.shape is Shape.PLANES:
+                walk_planes(self, buf, seg, order, k_names, m.planes)
                 return
-            if len(order) == 1 and seg.reductions:
+            if m.shape is Shape.REDUCTION:
                 self.unrolled_reduction(buf, seg, k_names.get(order[0].var, self.var(order[0].var)), k_names)
-            elif (pairs := vector_pairs(self, seg)) is not None:
-                paired_points(self, buf, seg, k_names, pairs)
-            elif (points := self.points_per_thread(seg)) > 1:
-                strided_points(self, buf, seg, k_names, points)
-            elif row_pairs(self, seg):
+            elif m.accesses is not None:
+                paired_points(self, buf, seg, k_names, dict(m.accesses))
+            elif m.shape is Shape.POINTS:
+                strided_points(self, buf, seg, k_names, m.points)
+            elif m.shape is Shape.ROW_PAIRS:
                 paired_rows(self, buf, seg, order, k_names)
             else:
                 depth = 0
@@ -371,11 +373,12 @@ class CudaRenderer(CStyleRenderer):
         return f"KtPairBetter<{str(r.op == 'maxloc').lower()}, {str(r.loc_first == 'min').lower()}>"
 
     def launch_nest(self, buf: CodeBuffer, seg: DeviceNest) -> None:
-        if warp_row_nest(self, seg):
+        m = self.mappings[seg.name]
+        if m.shape is Shape.ROWS:
             launch_row(self, buf, seg)
             return
-        if (split := split_nest(seg, self.kernel, self.schedule)) is not None:
-            launch_split(self, buf, seg, split)
+        if m.split is not None:
+            launch_split(self, buf, seg, m.split)
             return
         order = [seg.loops[k] for k in fastest_first(seg, self.kernel)]
         bs = self.block_size()
@@ -385,18 +388,18 @@ class CudaRenderer(CStyleRenderer):
             for lp, t in zip(order, trips, strict=True):
                 buf.line(f"const int {t} = {self.trip(lp)};")
             with buf.block(f"if ({' && '.join(f'{t} > 0' for t in trips)})"):
-                walk = self.planes(seg)
+                walk = m.walk
                 rows = walk[0] if walk else max(1, self.schedule.block_rows)
                 rows = rows if len(trips) > 1 and bs % rows == 0 else 1
                 shape: list[int | str] = [bs // rows] + ([rows] if rows > 1 else [])
-                pairs = row_pairs(self, seg)
+                pairs = m.shape is Shape.ROW_PAIRS
                 if len(trips) > 1 and not walk and not pairs and not self.schedule.block_rows and bs % 64 == 0:
                     # the block's width fitted to the fastest loop (1819 iterations in 256-wide
                     # blocks leave 11% of the lanes idle, in 64 x 4 blocks 2%), the rest in rows
                     buf.line(f"const int bx = {self.use('kt_fit_width')}({trips[0]}, {bs});")
                     shape = ["bx", f"{bs} / bx"]
                 dims = [f"kt_grid({t}, {n})" for t, n in zip(trips, shape + [1] * len(trips), strict=False)]
-                if (points := self.points_per_thread(seg)) > 1:  # every thread its points, no grid-stride
+                if (points := m.points) > 1:  # every thread its points, no grid-stride
                     dims[0] = f"kt_grid(({trips[0]} + {points - 1}) / {points}, {shape[0]}, INT_MAX)"
                 elif any(r.loc for r in seg.reductions):
                     # the last block joins every block's pair: few blocks (each strides the array),
@@ -491,7 +494,7 @@ class CudaRenderer(CStyleRenderer):
         return f"{s} = {s} {'+' if r.op == 'add' else '*'} {p};"
 
     def launch_serial(self, buf: CodeBuffer, seg: DeviceSerial) -> None:
-        if (loop := runs_as_scan(self, seg)) is not None:
+        if (loop := self.mappings[seg.name].scan) is not None:
             launch_scan(self, buf, seg, loop)
             return
         with buf.block("", opener="{"):
