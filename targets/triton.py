@@ -16,8 +16,7 @@ from collections.abc import Callable
 
 from targets.base import Capabilities, Rendered, Renderer, register
 from targets.host_calls import python_lines
-from targets.planes import queued, triton_walk
-from targets.splits import FILL_THREADS, MIN_CHUNK, split_nest
+from targets.splits import FILL_THREADS, MIN_CHUNK
 from targets.triton_expr import TORCH_DTYPE, HostExpr, UnsupportedExpr, py_name
 from targets.triton_extern import (
     LIBRARY_NOTE,
@@ -31,6 +30,7 @@ from targets.triton_extern import (
 )
 from targets.triton_helpers import DEVICE_DEPENDS, DEVICE_HELPERS, HOST_DEPENDS, HOST_HELPERS, closure
 from targets.triton_kernels import Launch, Lines, NestEmitter
+from targets.triton_mapping import Shape, map_segments
 from targets.triton_order import nest_after
 from targets.triton_partials import by_dtype, partial_arrays, partials_name
 from targets.triton_pending import PendingScalars
@@ -43,7 +43,7 @@ from targets.triton_results import (
     segments_return,
     stmts_return,
 )
-from targets.triton_rows import RowEmitter, row_nest
+from targets.triton_rows import RowEmitter
 from targets.triton_scan import ScanEmitter
 from targets.triton_selects import assigned, device_assign, select_lines
 from targets.triton_serial import SerialEmitter
@@ -59,7 +59,6 @@ from translate.schedule import (
     HostWhile,
     Schedule,
     Segment,
-    scan_segment,
     walk_segments,
 )
 
@@ -140,6 +139,7 @@ class _ModuleWriter:
         self.uses_math = False
         self.notes: list[str] = []
         self.fused = self.plan_fusion()  # nest name -> the extern segment whose epilogue it becomes
+        self.mappings = map_segments(kernel, self.schedule, segments)  # each device segment's shape
 
     def plan_fusion(self) -> dict[str, DeviceExtern]:
         """Matmul tails that become epilogues: the nest right after a matmul, in the same
@@ -288,7 +288,7 @@ class _ModuleWriter:
                 nxt = segments[k + 1] if k + 1 < len(segments) else None
                 tail = nxt if isinstance(nxt, DeviceNest) and self.fused.get(nxt.name) is seg else None
                 self.extern(seg, tail)
-            elif isinstance(seg, DeviceNest) and self.schedule.row_programs and row_nest(seg, self.kernel):
+            elif isinstance(seg, DeviceNest) and self.mappings[seg.name].shape is Shape.ROWS:
                 self.pending.fetch(set(seg.scalars_in) | ir.reduced(seg.reductions))
                 row = RowEmitter(self.kernel, seg, self.host)
                 text, lines = row.emit()
@@ -297,7 +297,7 @@ class _ModuleWriter:
                 out.lines.extend("    " * out.level + t for t in lines)
                 self.known.forget()
                 self.notes.append(f"{seg.name}: row program (tl.arange over the row, tl.sum/tl.max reductions)")
-            elif isinstance(seg, DeviceSerial) and (loop := scan_segment(seg)) is not None:
+            elif isinstance(seg, DeviceSerial) and (loop := self.mappings[seg.name].scan) is not None:
                 self.pending.fetch(seg.scalars_in)
                 scanner = ScanEmitter(self.kernel, seg, loop, self.host)
                 text, lines = scanner.emit()
@@ -322,18 +322,15 @@ class _ModuleWriter:
                 # a nest's reductions come back after its launch (add_kernel); a serial segment's
                 # results are copied in too (translate.schedule)
                 self.pending.fetch(set(seg.scalars_in) | set(seg.scalars_out if isinstance(seg, DeviceSerial) else ()))
-                split = split_nest(seg, self.kernel, self.schedule) if isinstance(seg, DeviceNest) else None
-                walk = None
-                if isinstance(seg, DeviceNest) and split is None:
-                    seg, walk = triton_walk(seg, self.kernel, self.schedule)
-                emitter = NestEmitter(self.kernel, seg, split, walk, queued(self.schedule, seg, "triton"),
+                m = self.mappings[seg.name]
+                emitter = NestEmitter(self.kernel, m.nest if m.nest is not None else seg, m.split, m.walk, m.queued,
                                       self.schedule.late_masks, self.schedule.base_first) \
                     if isinstance(seg, DeviceNest) else SerialEmitter(self.kernel, seg)
                 text, launch = emitter.emit()
                 self.device_helpers |= emitter.dev.helpers
                 after = nest_after(segments, k, {n for n, _ in launch.outs}) if isinstance(seg, DeviceSerial) else None
                 if after is not None and after.name not in self.fused \
-                        and not (self.schedule.row_programs and row_nest(after, self.kernel)):
+                        and self.mappings[after.name].shape is not Shape.ROWS:
                     self.add_kernel(text, launch, after=after.name)
                 else:
                     self.add_kernel(text, launch)
