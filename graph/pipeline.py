@@ -33,7 +33,7 @@ from translate.analysis import analyze, loop_report
 from translate.schedule import Schedule
 from validation import sandbox
 from validation.ceilings import device_name
-from validation.region import TargetValidation, validate_region
+from validation.region import ReferenceSpec, TargetValidation, ValidationPlan, validate_region
 from validation.runners import build_reference
 
 Printer = Callable[[str], None]
@@ -323,21 +323,22 @@ class WorkflowRun:
                         record_golden: bool = True, *, kernel: ir.Kernel | None = None,
                         workdir: Path | None = None, **extra: Any) -> Any:
         """``validation.region.validate_region`` of a Fortran region with the workflow's settings
-        (``extra``: further keyword arguments of it). An Opaque region's kernel (its signature)
+        (``extra``: further fields of its ``ValidationPlan``). An Opaque region's kernel (its signature)
         is not wrapped by the workflow's shared reference build: the region builds its own."""
 
         opaque = isinstance(self._load()[0][name], ir.Opaque)
         cfg = self.workflow.region(name)
         vcfg = self.workflow.validate
         tolerance = (vcfg.rtol, vcfg.atol) if vcfg.rtol is not None and vcfg.atol is not None else None
-        return validate_region(
-            kernel or self.analysed(name), self._all_files, dirs, cfg.sizes, cfg.values, cfg.inputs, vcfg.trials,
-            region=name, workdir=workdir or self.out_dir / ".build" / name, cache_dir=self.cache_dir,
-            golden_root=self.out_dir / "golden" if record_golden else None,
-            reference=None if opaque else reference or self._shared_reference(),
-            include=self.workflow.include_dirs(), defines=dict(self.workflow.preprocess.defines),
-            timeout=self.timeout, tolerance=tolerance, project_dir=self.workflow.root, schedule_level=level,
-            reference_options=self._reference_options(), **extra)
+        ref = ReferenceSpec(self._all_files, None if opaque else reference or self._shared_reference(),
+                            include=self.workflow.include_dirs(), defines=dict(self.workflow.preprocess.defines),
+                            options=self._reference_options())
+        plan = ValidationPlan(cfg.sizes, cfg.values, dict(cfg.inputs or {}), vcfg.trials, tolerance=tolerance,
+                              schedule_level=level, project_dir=self.workflow.root, timeout=self.timeout,
+                              reference=ref, **extra)
+        return validate_region(kernel or self.analysed(name), dirs, plan, region=name,
+                               workdir=workdir or self.out_dir / ".build" / name, cache_dir=self.cache_dir,
+                               golden_root=self.out_dir / "golden" if record_golden else None)
 
     def validate_written(self, name: str, kernel: ir.Kernel, target: str, seed: int) -> Any:
         """Validation of a target file written by the agent (``validation.region.TargetValidation``):

@@ -13,7 +13,7 @@ import pytest
 
 from tests.validation_kernels import DAXPY, DDOT, FORTRAN, SCALE, v
 from validation import toolchains
-from validation.region import validate_region
+from validation.region import ReferenceSpec, ValidationPlan, validate_region
 
 pytestmark = [
     pytest.mark.slow,
@@ -24,8 +24,8 @@ pytestmark = [
 
 def _validate(kernel, ref, cache, tmp_path, sizes, values=None):  # noqa: ANN001, ANN202
     (tmp_path / "kokkos").mkdir(exist_ok=True)
-    return validate_region(kernel, [FORTRAN], {"kokkos": tmp_path / "kokkos"}, sizes, values, trials=1,
-                           reference=ref, cache_dir=cache, workdir=cache / "work")
+    plan = ValidationPlan(sizes, values, trials=1, reference=ReferenceSpec([FORTRAN], ref))
+    return validate_region(kernel, {"kokkos": tmp_path / "kokkos"}, plan, cache_dir=cache, workdir=cache / "work")
 
 
 @pytest.mark.parametrize("n", [0, -5])

@@ -15,7 +15,7 @@ import pytest
 from tests.validation_kernels import ALL, DATA, DAXPY, DDOT, FORTRAN, MATVEC, SCALE, STENCIL, VSQRT
 from validation import golden, runners, toolchains
 from validation.inputs import is_poison, make_case
-from validation.region import RegionValidation, other_deltas, validate_region
+from validation.region import ReferenceSpec, RegionValidation, ValidationPlan, other_deltas, validate_region
 
 pytestmark = [
     pytest.mark.slow,
@@ -34,8 +34,11 @@ def dirs(variant: str, *targets: str) -> dict[str, Path]:
 
 def region(kernel, ref, cache, target_dirs, sizes, values=None, **kw) -> RegionValidation:  # noqa: ANN001
     kw.setdefault("trials", 2)
-    return validate_region(kernel, [FORTRAN], target_dirs, sizes, values, kw.pop("generators", None),
-                           reference=ref, cache_dir=cache, workdir=cache / "work", **kw)
+    generators = kw.pop("generators", None) or {}
+    golden_root = kw.pop("golden_root", None)
+    plan = ValidationPlan(sizes, values, generators, reference=ReferenceSpec([FORTRAN], ref), **kw)
+    return validate_region(kernel, target_dirs, plan, cache_dir=cache, workdir=cache / "work",
+                           golden_root=golden_root)
 
 
 # ---------------------------------------------------------------- reference

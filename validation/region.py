@@ -149,69 +149,97 @@ def _fail_all(targets: Sequence[str], status: str, reason: str) -> dict[str, Tar
     return {t: TargetValidation(t, status, reason) for t in targets}
 
 
-def validate_region(kernel: ir.Kernel, sources: Sequence[Path], target_dirs: Mapping[str, Path],
-                    sizes_list: Mapping[str, int] | Sequence[Mapping[str, int]],
-                    values_list: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None = None,
-                    generators: Mapping[str, str] | None = None, trials: int = 3, *,
+@dataclass(frozen=True)
+class ReferenceSpec:
+    """How the Fortran reference of a region is had: ``build``, a build of the whole project to
+    reuse, or else ``sources`` built with ``all_kernels`` and the region wrapped
+    (``include``, ``defines``; ``options``: further keyword arguments of ``build_reference``, a
+    workflow's ``build:`` section: ``extra_sources``, ``fflags``, ``cflags``, ``libraries``)."""
+
+    sources: Sequence[Path] = ()
+    build: ReferenceBuild | None = None
+    all_kernels: Sequence[ir.Kernel] = ()
+    include: Sequence[Path] = ()
+    defines: Mapping[str, str] = field(default_factory=dict)
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ValidationPlan:
+    """What one region is validated on and how it is judged.
+
+    ``sizes``: one sizes dict or several; ``values``: a dict whose list values are expanded into
+    combinations, or a list of dicts; ``generators``: input generators by argument
+    (``project_dir`` is where ``module:function`` generators are found). ``trials`` fresh seeds
+    drawn from ``seed``. ``reduces`` (None: read from the kernel) and ``tolerance`` set the
+    comparison. ``schedule_level`` (the schedule the targets were rendered at; None skips it)
+    runs the order audit (``validation.order_audit``) on the first trial of every combination of
+    values: a parallel loop whose reversal changes the result fails every target, since no
+    candidate here can show the race. ``timeout``: CPU seconds per trial of a worker
+    (``validation.runners``); the candidates' limit is raised where the reference itself is slow
+    (``limits.candidate_limit``). ``untrusted``: the targets' files are an LLM's (their builds'
+    symbols are checked, ``validation.symbols``)."""
+
+    sizes: Mapping[str, int] | Sequence[Mapping[str, int]]
+    values: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None = None
+    generators: Mapping[str, str] = field(default_factory=dict)
+    trials: int = 3
+    seed: int = 1234
+    reduces: bool | None = None
+    tolerance: tuple[float, float] | None = None
+    schedule_level: int | None = 0
+    project_dir: Path | None = None
+    timeout: float = 60
+    gpu: bool | None = None
+    untrusted: bool = False
+    reference: ReferenceSpec = field(default_factory=ReferenceSpec)
+
+
+def validate_region(kernel: ir.Kernel, target_dirs: Mapping[str, Path], plan: ValidationPlan, *,
                     region: str | None = None, workdir: Path | None = None, cache_dir: Path | None = None,
-                    golden_root: Path | None = None, reference: ReferenceBuild | None = None,
-                    all_kernels: Sequence[ir.Kernel] = (), include: Sequence[Path] = (),
-                    defines: Mapping[str, str] | None = None, seed: int = 1234, timeout: float = 60,
-                    gpu: bool | None = None, reduces: bool | None = None,
-                    tolerance: tuple[float, float] | None = None,
-                    project_dir: Path | None = None, schedule_level: int | None = 0,
-                    reference_options: Mapping[str, Any] | None = None, untrusted: bool = False) -> RegionValidation:
-    """Validate every target of one region against the Fortran reference.
+                    golden_root: Path | None = None) -> RegionValidation:
+    """Validate every target of one region against the Fortran reference, as ``plan`` says.
 
     ``target_dirs`` maps a target (kokkos, cuda, triton) to the folder holding
-    ``NAME_<target>.*``. ``sizes_list``: one sizes dict or several;
-    ``values_list``: a dict whose list values are expanded into combinations,
-    or a list of dicts. ``reference`` reuses a build of the whole project
-    (otherwise ``sources`` are built with ``all_kernels`` + ``kernel``
-    wrapped). ``golden_root`` (e.g. ``out/golden``) records
+    ``NAME_<target>.*``. ``golden_root`` (e.g. ``out/golden``) records
     ``<golden_root>/<region>/case<k>.npz``. Never raises for a failing build,
     crash or hang: those come back as target statuses with reasons.
-    ``schedule_level`` (the schedule the targets were rendered at; None skips
-    it) runs the order audit (``validation.order_audit``) on the first trial of
-    every combination of values: a parallel loop whose reversal changes the
-    result fails every target, since no candidate here can show the race.
-    ``timeout``: CPU seconds per trial of a worker (``validation.runners``); the
-    candidates' limit is raised where the reference itself is slow
-    (``limits.candidate_limit``). A candidate out of CPU time in a trial is retried
+    A candidate out of CPU time in a trial is retried
     once from that trial on at smaller sizes (``limits.smaller_sizes``): validated
     only if every retried trial matches and the retry's time accounts for the
     timeout (``limits.explains_timeout``); otherwise still "inconclusive" (or
     "failed" on a mismatch), never validated.
-    ``reference_options``: further keyword arguments of ``build_reference`` for the
-    region's own build (a workflow's ``build:`` section: ``extra_sources``, ``fflags``,
-    ``cflags``, ``libraries``). ``untrusted``: the targets' files are an LLM's (their
-    builds' symbols are checked, ``validation.symbols``).
     """
+    ref = plan.reference
+    generators, timeout, gpu, untrusted, tolerance = (plan.generators, plan.timeout, plan.gpu, plan.untrusted,
+                                                      plan.tolerance)
+    project_dir, schedule_level = plan.project_dir, plan.schedule_level
+    reference = ref.build
     region = region or kernel.name
     targets = list(target_dirs)
-    reduces = kernel_reduces(kernel) if reduces is None else reduces
+    reduces = kernel_reduces(kernel) if plan.reduces is None else plan.reduces
     with tempfile.TemporaryDirectory(prefix=f"kt-{region}-") as tmp:
         work = Path(workdir) if workdir else Path(tmp)
         work.mkdir(parents=True, exist_ok=True)
-        plan = plan_cases(sizes_list, values_list, trials, seed, [p.name for p in kernel.params],
-                          integer_results(kernel))
-        labels = [_describe(n + 1, s, label, sz, v) for n, (sz, v, s, label) in enumerate(plan)]
+        cases_plan = plan_cases(plan.sizes, plan.values, plan.trials, plan.seed, [p.name for p in kernel.params],
+                                integer_results(kernel))
+        labels = [_describe(n + 1, s, label, sz, v) for n, (sz, v, s, label) in enumerate(cases_plan)]
         try:
-            cases = [make_case(kernel, sz, v, generators or {}, s, project_dir) for sz, v, s, _ in plan]
+            cases = [make_case(kernel, sz, v, generators, s, project_dir) for sz, v, s, _ in cases_plan]
         except ValidationError as exc:
             return RegionValidation(region, kernel.name, _fail_all(targets, "failed", str(exc)), False, str(exc))
-        cases = [STRESS[label](kernel, c, generators or {}) if label in STRESS else c
-                 for c, (*_, label) in zip(cases, plan, strict=True)]
-        at_size = [(c, what) for c, what, (*_, label) in zip(cases, labels, plan, strict=True)
+        cases = [STRESS[label](kernel, c, generators) if label in STRESS else c
+                 for c, (*_, label) in zip(cases, cases_plan, strict=True)]
+        at_size = [(c, what) for c, what, (*_, label) in zip(cases, labels, cases_plan, strict=True)
                    if label == "workflow size"]
         if at_size and all(idle(kernel, c) for c, _ in at_size):
             why = (f"nothing to validate: every loop of {kernel.name} runs zero times in every trial at the workflow "
                    f"sizes ({at_size[0][1]}); give sizes at which it works")
             return RegionValidation(region, kernel.name, _fail_all(targets, "failed", why), False, why)
         if reference is None:
-            wrapped = [k for k in all_kernels if k.name != kernel.name] + [kernel]
-            reference = build_reference(list(sources), wrapped, work / "ref-build", list(include), dict(defines or {}),
-                                        cache_dir, **dict(reference_options or {}))
+            wrapped = [k for k in ref.all_kernels if k.name != kernel.name] + [kernel]
+            reference = build_reference(list(ref.sources), wrapped, work / "ref-build", list(ref.include),
+                                        dict(ref.defines), cache_dir, **dict(ref.options))
         if not reference.ok:
             why = reference.failed.get(kernel.name.lower(), reference.reason)
             return RegionValidation(region, kernel.name, _fail_all(targets, "failed", why), False, why)
@@ -222,12 +250,12 @@ def validate_region(kernel: ir.Kernel, sources: Sequence[Path], target_dirs: Map
                 reason = f"reference failed in {what}: {ref.reason}"
                 status = "inconclusive" if ref.timed_out else "failed"  # out of time: nothing said of the targets
                 return RegionValidation(region, kernel.name, _fail_all(targets, status, reason), False, reason)
-        case_log = [{"seed": s, "sizes": sz, "values": v, "label": label} for sz, v, s, label in plan]
+        case_log = [{"seed": s, "sizes": sz, "values": v, "label": label} for sz, v, s, label in cases_plan]
         if gdir is not None:
             golden.record_all(gdir, kernel, [(c, r.outputs) for c, r in zip(cases, refs, strict=True)], reduces,
                               tolerance)
         if schedule_level is not None:
-            reason = _audit(kernel, schedule_level, plan, cases, labels, reduces, tolerance)
+            reason = _audit(kernel, schedule_level, cases_plan, cases, labels, reduces, tolerance)
             if reason:
                 return RegionValidation(region, kernel.name, _fail_all(targets, "failed", reason), True, "",
                                         case_log, gdir)
@@ -241,7 +269,7 @@ def validate_region(kernel: ir.Kernel, sources: Sequence[Path], target_dirs: Map
             k = tv.trials  # after a timeout: the trial that ran out of time (the ones before it matched)
             if tv.status == "inconclusive" and k < len(runs) and runs[k].timed_out == "cpu":
                 if not smaller:
-                    smaller.append(_smaller_trials(kernel, plan, generators or {}, project_dir, reference, work,
+                    smaller.append(_smaller_trials(kernel, cases_plan, generators, project_dir, reference, work,
                                                    timeout))
                 retry = smaller[0]
                 if retry.reason or not retry.shrunk[k]:
