@@ -189,9 +189,9 @@ kt_matmul_dmma(const double* __restrict__ a, const double* __restrict__ b, doubl
 // t + 4 q at slab row (KS / 4) t + q for A and B alike, so its B values are consecutive and load as
 // double2 (KS >= 8). With these strides the A reads of a half-warp, the B double2 reads of a quarter-warp
 // and the cp.async writes of either layout hit distinct banks. A B whose k is its unit stride and whose
-// columns start on 16 bytes is copied two k at a time (16-byte cp.async, half the copy instructions: on the
-// H200 0.49x -> 0.52x of cuBLAS at 4096^3 for the Fortran dot form, 0.55x -> 0.58x for the accumulate form;
-// an A tile stored k-fast for the same copies spilled registers and ran 0.40-0.44x, so A keeps its layout).
+// columns start on 16 bytes is copied two k at a time (16-byte cp.async, half the copy instructions, which
+// made both the dot and the accumulate form faster; an A tile stored k-fast for the same copies spilled
+// registers and ran slower, so A keeps its layout).
 // KI: the k of the sm_90 instruction m16n8kKI (4, 8 or 16); KI = 0, and every device below sm_90, use m8n8k4.
 template <int BM, int BN, int BK, int WM, int WN, int STAGES, int KI = 16>
 __global__ void __launch_bounds__(32 * (BM / WM) * (BN / WN))

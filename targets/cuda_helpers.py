@@ -104,8 +104,7 @@ inline dim3 kt_tile_grid(unsigned x, unsigned long long tiles) {
 
 LOAD2_ORDERED = """// a 16-byte load issued in program order among the thread's other ordered loads (ld.volatile:
 // the compiler neither reorders nor merges it). A swap loads its arrays in the order it stores them:
-// the compiler's own order loads the array stored second first, which ran 0.69 ms on the H200
-// against 0.59 ms in store order (vswap, 73M elements)
+// the compiler's own order loads the array stored second first, which was the slower of the two
 __device__ __forceinline__ double2 kt_load2_ordered(const double* p) {
     double2 v;
     asm volatile("ld.volatile.global.v2.f64 {%0, %1}, [%2];"
