@@ -329,7 +329,7 @@ def _search_target(r: dict[str, Any], t: str, kernel: ir.Kernel, key: str, budge
 
 
 def parse_variants(spec: str) -> dict[str, list[dict[str, Any]]]:
-    """``cuda:march=4;triton:warps=8,block=512`` -> schedule fields per target (ints, booleans
+    """``cuda:run_length=4;triton:warps=8,block=512`` -> schedule fields per target (ints, booleans
     as true/false); the same target may come several times."""
     from dataclasses import fields
 
@@ -344,7 +344,12 @@ def parse_variants(spec: str) -> dict[str, list[dict[str, Any]]]:
             name, _, value = item.partition("=")
             if name not in kinds:
                 raise SystemExit(f"--variants: '{name}' is not a Schedule field ({', '.join(kinds)})")
-            kw[name] = value.lower() in ("1", "true", "yes") if kinds[name] in (bool, "bool") else int(value)
+            if kinds[name] in (bool, "bool", "bool | None") and value.lower() in ("none", "default"):
+                kw[name] = None
+            elif kinds[name] in (bool, "bool", "bool | None"):
+                kw[name] = value.lower() in ("1", "true", "yes")
+            else:
+                kw[name] = int(value)
         out.setdefault(target.strip(), []).append(kw)
     return out
 
@@ -507,7 +512,7 @@ def main(argv: list[str] | None = None) -> int:
     g.add_argument("--rounds", type=int, default=3,
                    help="times each target is timed, the targets taking turns; the table shows the median")
     g.add_argument("--variants", default="",
-                   help="time these schedules of every region side by side, e.g. 'cuda:march=4;triton:warps=8'")
+                   help="time these schedules of every region side by side, e.g. 'cuda:run_length=4;triton:warps=8'")
     g.add_argument("--pin", action="store_true", help="run on one CPU local to the GPU (benchmarks/host_cpu.py)")
     t = sub.add_parser("table", help="print the table of a (possibly partial) gpu run's results.json")
     t.add_argument("plan_dir")

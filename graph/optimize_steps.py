@@ -210,16 +210,17 @@ def variants(target: str, current: Schedule, budget: int | None = None, kernel: 
     if target in ("cuda", "triton"):
         out.append(replace(current, split_serial=not current.split_serial))
     if target in PLANES:  # 3-D nests only (elsewhere the same code): a point per thread, other tiles
-        out += [replace(current, block_rows=r, march=m) for r, m in PLANES[target]]
+        out += [replace(current, block_rows=r, run_length=m) for r, m in PLANES[target]]
     if target == "triton":  # 8 warps where the default is 4, 4 where it is 8 (targets.triton.default_warps)
         out += [replace(current, warps=w) for w in (8, 4) if w != current.warps]
-        out.append(replace(current, base_first=not current.base_first))  # no shared 1-D subscripts: the same code
+        # no shared 1-D subscripts: the same code
+        out.append(replace(current, shared_subscript_first=not current.shared_subscript_first))
     if target == "cuda":
         out.append(replace(current, grid_stride=not current.grid_stride))
         out.append(replace(current, vectors=not current.vectors))  # 1-D fp64 nests: double2 pairs or not
         out.append(replace(current, row_pairs=not current.row_pairs))  # 2-D nests: two rows per thread
     if target in ("cuda", "triton"):  # walks: register queues or loads
-        out += [replace(current, queues=q) for q in (1, -1) if q != current.queues]
+        out += [replace(current, register_queues=q) for q in (True, False) if q != current.register_queues]
     if target in ("cuda", "kokkos"):  # 2-D and 3-D nests: CUDA thread blocks, Kokkos MDRange tiles of 32x8, 64x4
         out += [replace(current, block_rows=r) for r in (8, 4) if r != current.block_rows]
     out += [replace(current, level=lv, block=b) for lv in LEVELS.get(target, (0,)) for b in BLOCKS.get(target, (256,))]

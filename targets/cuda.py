@@ -324,16 +324,16 @@ class CudaRenderer(CStyleRenderer):
 
     def points_per_thread(self, seg: DeviceNest) -> int:
         """Iterations each thread of a 1-D nest without reductions runs, a block apart
-        (``Schedule.march``; 0: ``POINTS_PER_THREAD``, or one where the body holds loops: each
+        (``Schedule.run_length``; 0: ``POINTS_PER_THREAD``, or one where the body holds loops: each
         point is then a long serial run, and two per thread halve the threads of a short nest:
         matmul_nn's epilogue, a column per thread, made the region faster with one column per
         thread than with two, timed in turns in the region search;
         docs/measurements/2026-12-04-h200-session12.txt)."""
         if len(seg.loops) != 1 or seg.reductions:
             return 1
-        if self.schedule.march == 0 and any(isinstance(n, ir.Loop) for s in seg.body for n in ir.walk(s)):
+        if self.schedule.run_length == 0 and any(isinstance(n, ir.Loop) for s in seg.body for n in ir.walk(s)):
             return 1
-        return self.schedule.march or POINTS_PER_THREAD
+        return self.schedule.run_length or POINTS_PER_THREAD
 
     def planes(self, seg: DeviceNest) -> tuple[int, int] | None:
         """(block rows, planes per thread) of a nest walked plane by plane (``targets.planes``)."""

@@ -1,6 +1,6 @@
 """CUDA: a 3-D nest walked plane by plane (``targets.planes``): a 2-D thread block over the
 two fast loops, each thread walking a run of consecutive planes (a 2-D nest: a 1-D block over
-the fast loop, each thread walking a run of rows with its register queues; ``Schedule.queues``)."""
+the fast loop, each thread walking a run of rows with its register queues; ``Schedule.register_queues``)."""
 
 from __future__ import annotations
 

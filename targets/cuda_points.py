@@ -1,5 +1,6 @@
 """CUDA: a 1-D nest without reductions whose threads each run several iterations a block
-apart (``Schedule.march``, by default ``POINTS_PER_THREAD``). A block covers ``n * blockDim.x`` consecutive iterations,
+apart (``Schedule.run_length``, by default ``POINTS_PER_THREAD``). A block covers ``n * blockDim.x``
+consecutive iterations,
 so every load and store stays coalesced; where all ``n`` are in range their bodies are
 written out without bounds checks, and the loads each body makes before it writes are
 issued for all ``n`` iterations first (``hoisted_loads``), so a thread keeps ``n`` times
@@ -27,7 +28,7 @@ from translate.schedule import DeviceNest
 if TYPE_CHECKING:
     from targets.cuda import CudaRenderer
 
-# iterations per thread when the schedule leaves ``march`` at 0: of 1, 2, 4 and 8 timed side by side
+# iterations per thread when the schedule leaves ``run_length`` at 0: of 1, 2, 4 and 8 timed side by side
 # on copy, scale, stencil and swap loops, 2 was fastest or close to it on each (the variant runs under
 # docs/measurements)
 POINTS_PER_THREAD = 2
@@ -125,7 +126,7 @@ def row_pairs(r: CudaRenderer, seg: DeviceNest) -> bool:
     """A 2-D nest without reductions that neither walks rows nor is given a block shape or a
     count of iterations per thread by the schedule: ``ROW_PAIRS`` outer iterations per thread
     where the schedule asks for them (``Schedule.row_pairs``)."""
-    return (r.schedule.row_pairs and len(seg.loops) == 2 and not seg.reductions and r.schedule.march == 0
+    return (r.schedule.row_pairs and len(seg.loops) == 2 and not seg.reductions and r.schedule.run_length == 0
             and r.schedule.block_rows == 0 and r.planes(seg) is None)
 
 

@@ -16,7 +16,7 @@ Reads of one read-only array at the same in-plane position and planes ``k+c`` fo
 constants ``c`` (``u(i,j,k-1)``, ``u(i,j,k)``, ``u(i,j,k+1)``) form a register queue
 (:func:`queues`): each iteration loads only the newest plane's value and the others move
 down one slot (by default in CUDA 2-D row walks and Triton plane walks, the latter then in runs
-of ``QUEUED_PLANES``; CUDA plane walks where ``Schedule.queues`` asks).
+of ``QUEUED_PLANES``; CUDA plane walks where ``Schedule.register_queues`` asks).
 """
 
 from __future__ import annotations
@@ -52,20 +52,20 @@ SHORT_LOOP = 4
 
 def plane_walk(seg: DeviceNest, kernel: ir.Kernel, schedule: Schedule, target: str) -> tuple[int, int] | None:
     """(rows, planes) when ``seg`` is walked in runs of planes, else None: a 3-D nest without
-    reductions unless the schedule's ``march`` is 1; a 2-D one (runs of rows, each CUDA thread
-    or Triton program walking ``march`` rows of a 1-D tile) when the schedule asks for
-    ``march`` > 1 or, at ``march`` 0, when its reads form a register queue (``DEFAULT_ROWS``
+    reductions unless the schedule's ``run_length`` is 1; a 2-D one (runs of rows, each CUDA thread
+    or Triton program walking ``run_length`` rows of a 1-D tile) when the schedule asks for
+    ``run_length`` > 1 or, at ``run_length`` 0, when its reads form a register queue (``DEFAULT_ROWS``
     rows; on Triton only a nest with reductions, one partial per program). :func:`triton_walk`
     also counts the reads of short inner loops."""
-    if schedule.march == 1 or target not in DEFAULT_TILE:
+    if schedule.run_length == 1 or target not in DEFAULT_TILE:
         return None
     if len(seg.loops) == 2:
         if seg.reductions and target != "triton":
             return None
-        if schedule.march > 1:
-            return (1, schedule.march)
+        if schedule.run_length > 1:
+            return (1, schedule.run_length)
         # a 2-D stencil (on Triton one with reductions): its neighbouring rows from the register queue
-        stencil = schedule.march == 0 and (target == "cuda" or seg.reductions)
+        stencil = schedule.run_length == 0 and (target == "cuda" or seg.reductions)
         if stencil and queued(schedule, seg, target) and queues(seg, plane_loop(seg, kernel).var):
             return (1, DEFAULT_ROWS[target])
         return None
@@ -74,7 +74,7 @@ def plane_walk(seg: DeviceNest, kernel: ir.Kernel, schedule: Schedule, target: s
     rows, planes = DEFAULT_TILE[target]
     if target == "triton" and queued(schedule, seg, target) and queues(seg, plane_loop(seg, kernel).var):
         planes = QUEUED_PLANES
-    return (schedule.block_rows or rows, schedule.march or planes)
+    return (schedule.block_rows or rows, schedule.run_length or planes)
 
 
 def triton_walk(seg: DeviceNest, kernel: ir.Kernel, schedule: Schedule) -> tuple[DeviceNest, tuple[int, int] | None]:
@@ -92,12 +92,12 @@ def triton_walk(seg: DeviceNest, kernel: ir.Kernel, schedule: Schedule) -> tuple
 
 
 def queued(schedule: Schedule, seg: DeviceNest, target: str) -> bool:
-    """Whether a walk of ``seg`` keeps register queues (``Schedule.queues``): any positive
-    value in every walk, any negative in none; 0 in CUDA walks of rows (2-D nests) and in
+    """Whether a walk of ``seg`` keeps register queues (``Schedule.register_queues``): True in
+    every walk, False in none; None (the default) in CUDA walks of rows (2-D nests) and in
     every Triton walk, not in CUDA plane walks (there a queue made jacobi3d slower than loading
     every plane: docs/measurements/2026-12-03-h200-region-bench-session6.txt)."""
-    if schedule.queues:
-        return schedule.queues > 0
+    if schedule.register_queues is not None:
+        return schedule.register_queues
     return target == "triton" or len(seg.loops) == 2
 
 

@@ -198,7 +198,8 @@ class DeviceExpr:
     mask: str | None = None
     helpers: set[str] = field(default_factory=set)
     vector: set[str] = field(default_factory=set)  # names whose value differs between lanes
-    base_first: bool = False  # Schedule.base_first: a 1-D subscript's shared part added to the pointer first
+    # Schedule.shared_subscript_first: a 1-D subscript's shared part added to the pointer first
+    shared_subscript_first: bool = False
 
     def __call__(self, e: ir.Expr) -> str:
         return self.expr(fold(e))
@@ -246,7 +247,7 @@ class DeviceExpr:
         return any(isinstance(n, ir.Load) or (isinstance(n, ir.Var) and n.name in self.vector) for n in ir.walk(e))
 
     def pointer(self, array: str, index: tuple[ir.Expr, ...]) -> str:
-        if self.base_first and len(index) == 1 and isinstance(self.kernel.param(array), ir.Array):
+        if self.shared_subscript_first and len(index) == 1 and isinstance(self.kernel.param(array), ir.Array):
             shared, lanes = split_terms(fold(index[0]), self.is_vector)
             if shared is not None and lanes is not None and not isinstance(fold(shared), ir.Const):
                 return f"({py_name(array)} + {self._wrap(self(shared))}) + {self._wrap(self(lanes))}"

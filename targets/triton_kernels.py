@@ -179,17 +179,17 @@ class NestEmitter(_Emitter):
     """A ``DeviceNest`` as a BLOCK-sized 1-D tile over the collapsed loops."""
 
     def __init__(self, kernel: ir.Kernel, nest: DeviceNest, split: Split | None = None,
-                 tile: tuple[int, int] | None = None, queues: bool = True, late_masks: bool = False,
-                 base_first: bool = False) -> None:
+                 tile: tuple[int, int] | None = None, queues: bool = True, masks_after_walk: bool = False,
+                 shared_subscript_first: bool = False) -> None:
         super().__init__(kernel)
         self.nest = nest
         self.split = split  # targets.splits: the serial loop in chunks along grid axis 1
         self.tile = tile  # targets.planes: (rows, planes) of a 3-D nest walked by planes
         self.queues = queues  # a walk's reads of neighbouring planes from a register queue
-        self.late_masks = late_masks  # Schedule.late_masks: walks mask their lanes once, at the end
+        self.masks_after_walk = masks_after_walk  # Schedule.masks_after_walk: walks mask their lanes once, at the end
         self.unguarded = ""  # the mask under which scalar assignments need no guard (late masks)
         self.dev.mask = "mask"
-        self.dev.base_first = base_first  # Schedule.base_first
+        self.dev.shared_subscript_first = shared_subscript_first  # Schedule.shared_subscript_first
         self.vector = self.dev.vector
         self.vector |= {lp.var for lp in nest.loops} | set(nest.private) | ir.reduced(nest.reductions)
         self.is_vector = self.dev.is_vector
@@ -336,7 +336,7 @@ class NestEmitter(_Emitter):
                 self.vector.update(names)
                 for load, n in zip(q.slots[:-1], names[:-1], strict=True):
                     body(f"{n} = {self.dev(load)}")
-        if self.late_masks:
+        if self.masks_after_walk:
             # scalars assigned in every lane, lanes past the fast loops too (their loads and stores stay
             # masked); those lanes' sums are replaced by the identity once, after the walk. The last
             # run of a column walks only the planes there are (a loop of its own: a kernel's registers
@@ -362,7 +362,7 @@ class NestEmitter(_Emitter):
         """The walk of one program over planes ``runs`` of ``lp_s`` (``slow`` of them in all).
         ``guarded``: a plane past the last is masked off and every scalar assignment guarded by the
         lanes' mask; else every plane of ``runs`` exists and scalars are assigned without guards
-        (``Schedule.late_masks``)."""
+        (``Schedule.masks_after_walk``)."""
         body, plane = self.out, py_name(lp_s.var)
         with body.block(f"for run in {runs}:"):
             body(f"{plane}_k = first + run")

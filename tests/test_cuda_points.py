@@ -59,9 +59,9 @@ def test_cuda_1d_nests_run_two_iterations_per_thread_by_default() -> None:
     assert "dy[i] = dy_1 + da * dx_1;" in src
     assert "for (int i = i_first; i < i_trip; i += blockDim.x) {" in src  # the rest, bounds checked
     assert "kt_grid((i_trip + 1) / 2, 256, INT_MAX)" in src
-    four = Schedule(march=4)  # pairs only at two per thread
+    four = Schedule(run_length=4)  # pairs only at two per thread
     assert "if (i_first + 3LL * blockDim.x < i_trip) {" in get_renderer("cuda", four).render(hk.daxpy(), four).source
-    one = Schedule(march=1)
+    one = Schedule(run_length=1)
     flat = get_renderer("cuda", one).render(hk.daxpy(), one).source
     assert "i_first" not in flat and "kt_grid(i_trip, 256, INT_MAX)" in flat
     assert "blockDim.x) + threadIdx.x" not in get_renderer("cuda").render(hk.ddot()).source  # reductions: their own
@@ -69,7 +69,7 @@ def test_cuda_1d_nests_run_two_iterations_per_thread_by_default() -> None:
 
 def test_a_nest_whose_body_holds_loops_runs_one_iteration_per_thread_by_default() -> None:
     """A column per thread, each a serial loop (matmul_nn's epilogue): two columns per thread would
-    halve the threads of a nest only n long; an explicit ``march`` still applies."""
+    halve the threads of a nest only n long; an explicit ``run_length`` still applies."""
     m, j = hk.v("m"), hk.v("j")
     at = hk.ld("c", hk.b("add", hk.v("r"), hk.b("mul", m, j)))
     column = hk.loop("r", hk.c(0), m, [hk.asg(at, hk.b("mul", hk.c(2.0, F64), at))], kind=hk.S)
@@ -78,7 +78,7 @@ def test_a_nest_whose_body_holds_loops_runs_one_iteration_per_thread_by_default(
                   (ir.Scalar("j", ir.DType.I32), ir.Scalar("r", ir.DType.I32)),
                   (hk.loop("j", hk.c(0), n, [column], line=3),), hk.origin(1))
     assert "j_first" not in get_renderer("cuda").render(k).source
-    two = Schedule(march=2)
+    two = Schedule(run_length=2)
     assert "const int j_first = blockIdx.x * (2 * blockDim.x) + threadIdx.x;" in \
         get_renderer("cuda", two).render(k, two).source
 
@@ -234,7 +234,7 @@ def test_2d_nests_run_two_neighbouring_rows_per_thread() -> None:
     assert "const double a_1 = a[i + a_n0 * j_1];" in src and "const double y_1 = y[j_1];" in src
     assert "a[i + a_n0 * j] = a_1 + alpha * x_1 * y_1;" in src
     assert "const dim3 block(256);" in src and "kt_grid((j_trip + 1) / 2, 1)" in src
-    for one in (Schedule(row_pairs=False), Schedule(march=1)):  # a point per thread, the block fitted
+    for one in (Schedule(row_pairs=False), Schedule(run_length=1)):  # a point per thread, the block fitted
         flat = get_renderer("cuda", one).render(_rank1(), one).source
         assert "k_j_first" not in flat and "kt_fit_width(i_trip, 256)" in flat
 

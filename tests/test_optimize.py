@@ -53,16 +53,18 @@ def test_variants_exclude_the_current_schedule_and_respect_the_budget() -> None:
     # planes, grid-stride loops, scalar accesses, a row per thread, register queues in every walk or in
     # none, 2-D blocks 32x8 and 64x4, then levels x blocks
     assert cur not in got and len(got) == 13 + 2 * 4 - 1
-    assert got[:13] == [Schedule(row_programs=False), Schedule(split_serial=False), Schedule(march=1),
-                        Schedule(march=8), Schedule(block_rows=8, march=4), Schedule(block_rows=2, march=16),
+    assert got[:13] == [Schedule(row_programs=False), Schedule(split_serial=False), Schedule(run_length=1),
+                        Schedule(run_length=8), Schedule(block_rows=8, run_length=4),
+                        Schedule(block_rows=2, run_length=16),
                         Schedule(grid_stride=True), Schedule(vectors=False), Schedule(row_pairs=False),
-                        Schedule(queues=1), Schedule(queues=-1), Schedule(block_rows=8),
+                        Schedule(register_queues=True), Schedule(register_queues=False), Schedule(block_rows=8),
                         Schedule(block_rows=4)]
     assert opt.variants("kokkos", cur, 4) == [Schedule(row_programs=False), Schedule(block_rows=8),
                                               Schedule(block_rows=4), Schedule(level=1)]
     # Triton: after its five 3-D tile forms, 8 and 4 warps, shared subscripts first, register queues
-    assert opt.variants("triton", cur, 100)[7:12] == [Schedule(warps=8), Schedule(warps=4), Schedule(base_first=True),
-                                                      Schedule(queues=1), Schedule(queues=-1)]
+    assert opt.variants("triton", cur, 100)[7:12] == [Schedule(warps=8), Schedule(warps=4),
+                                                      Schedule(shared_subscript_first=True),
+                                                      Schedule(register_queues=True), Schedule(register_queues=False)]
 
 
 def test_search_times_only_validated_variants_and_caches(tmp_path: Path) -> None:

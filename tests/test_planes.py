@@ -30,29 +30,29 @@ def test_which_nests_walk_planes() -> None:
     seg = nest(lap)
     assert plane_walk(seg, lap, Schedule(), "cuda") == (4, 4)
     assert plane_walk(seg, lap, Schedule(), "triton") == (2, 4)  # its queue: runs of 4 planes
-    assert plane_walk(seg, lap, Schedule(queues=-1), "triton") == (2, 8)  # every plane loaded: runs of 8
-    assert plane_walk(seg, lap, Schedule(march=8), "triton") == (2, 8)
+    assert plane_walk(seg, lap, Schedule(register_queues=False), "triton") == (2, 8)  # every plane loaded: runs of 8
+    assert plane_walk(seg, lap, Schedule(run_length=8), "triton") == (2, 8)
     i, j, k = hk.v("i"), hk.v("j"), hk.v("k")
     copy3 = with_body(seg, hk.asg(hk.ld("lu", i, j, k), hk.ld("u", i, j, k)))
     assert plane_walk(copy3, lap, Schedule(), "triton") == (2, 8)  # no queue: runs of 8 planes
-    assert plane_walk(seg, lap, Schedule(block_rows=8, march=3), "cuda") == (8, 3)
-    assert plane_walk(seg, lap, Schedule(march=1), "cuda") is None  # a point per thread
+    assert plane_walk(seg, lap, Schedule(block_rows=8, run_length=3), "cuda") == (8, 3)
+    assert plane_walk(seg, lap, Schedule(run_length=1), "cuda") is None  # a point per thread
     assert plane_walk(seg, lap, Schedule(), "kokkos") is None
     stencil = hk.stencil()
     # a 2-D stencil (its reads a(i+1, j..j+2) form a register queue) walks runs of 8 rows on CUDA
     assert plane_walk(nest(stencil), stencil, Schedule(), "cuda") == (1, 8)
-    assert plane_walk(nest(stencil), stencil, Schedule(march=1), "cuda") is None
+    assert plane_walk(nest(stencil), stencil, Schedule(run_length=1), "cuda") is None
     copy = with_body(nest(stencil), hk.asg(hk.ld("b", hk.v("i"), hk.v("j")), hk.ld("a", hk.v("i"), hk.v("j"))))
     assert plane_walk(copy, stencil, Schedule(), "cuda") is None  # no queue: a point per thread
-    assert plane_walk(nest(stencil), stencil, Schedule(block_rows=8, march=8), "cuda") == (1, 8)  # runs of rows
+    assert plane_walk(nest(stencil), stencil, Schedule(block_rows=8, run_length=8), "cuda") == (1, 8)  # runs of rows
     # Triton: a 2-D stencil keeps a point per lane unless runs of rows are asked for
     assert plane_walk(nest(stencil), stencil, Schedule(), "triton") is None
-    assert plane_walk(nest(stencil), stencil, Schedule(march=8), "triton") == (1, 8)
+    assert plane_walk(nest(stencil), stencil, Schedule(run_length=8), "triton") == (1, 8)
     # with a reduction besides the queue Triton walks runs of 16 rows (a partial per program), CUDA does not
     summed = replace(nest(stencil), reductions=(ir.Reduction("s", "add", F64),))
     assert plane_walk(summed, stencil, Schedule(), "triton") == (1, 16)
-    assert plane_walk(summed, stencil, Schedule(march=1), "triton") is None
-    assert plane_walk(summed, stencil, Schedule(queues=-1), "triton") is None  # no queue: flat
+    assert plane_walk(summed, stencil, Schedule(run_length=1), "triton") is None
+    assert plane_walk(summed, stencil, Schedule(register_queues=False), "triton") is None  # no queue: flat
     assert plane_walk(replace(copy, reductions=summed.reductions), stencil, Schedule(), "triton") is None
     assert plane_walk(summed, stencil, Schedule(), "cuda") is None
     assert plane_walk(replace(seg, reductions=summed.reductions), lap, Schedule(), "triton") is None  # 3-D
@@ -139,7 +139,7 @@ def test_triton_walks_write_out_short_loops_only_for_queues() -> None:
     cell = corners(seg)
     flat, walk = triton_walk(cell, lap, Schedule())
     assert flat == unroll_short(cell) and walk == (2, 4)
-    assert triton_walk(cell, lap, Schedule(march=1)) == (cell, None)
+    assert triton_walk(cell, lap, Schedule(run_length=1)) == (cell, None)
     i, j, k, s = hk.v("i"), hk.v("j"), hk.v("k"), hk.v("s", F64)
     kv, jv = hk.v("kv"), hk.v("jv")
     guarded = ir.Select(hk.b("lt", kv, hk.v("nz"), ir.DType.BOOL), u(jv, j, kv), hk.c(0.0), F64)

@@ -14,8 +14,8 @@ from region_table import gpu_table  # noqa: E402
 
 
 def test_variants_spec_parses_fields_per_target() -> None:
-    got = parse_variants("cuda:march=4; cuda:march=8,grid_stride=true;triton:warps=8,block=512")
-    assert got == {"cuda": [{"march": 4}, {"march": 8, "grid_stride": True}],
+    got = parse_variants("cuda:run_length=4; cuda:run_length=8,grid_stride=true;triton:warps=8,block=512")
+    assert got == {"cuda": [{"run_length": 4}, {"run_length": 8, "grid_stride": True}],
                    "triton": [{"warps": 8, "block": 512}]}
 
 

@@ -86,11 +86,11 @@ def cuda_libs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 @pytest.fixture(scope="module")
 def cuda_libs_2d(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """The 3-D nests with 32 x 8 thread blocks (``Schedule.block_rows``) walking runs of 3
-    planes per thread (``Schedule.march``; runs cut short at the end) with register queues (a
+    planes per thread (``Schedule.run_length``; runs cut short at the end) with register queues (a
     3-D walk loads every plane by default), the 2-D one runs of 3 rows."""
     if not HAVE_NVCC:
         pytest.skip("nvcc not found")
-    return _build("cuda", tmp_path_factory.mktemp("cuda2d"), Schedule(block_rows=8, march=3, queues=1),
+    return _build("cuda", tmp_path_factory.mktemp("cuda2d"), Schedule(block_rows=8, run_length=3, register_queues=True),
                   (hk.stencil, hk.axpy3d, hk.lap3d))
 
 
@@ -383,13 +383,13 @@ end subroutine
 def test_cuda_block_width_fits_the_fastest_loop(tmp_path: Path) -> None:
     """A 2-D or 3-D nest not walked by rows or planes gets blocks as wide as its fastest loop
     needs (kt_fit_width, chosen at launch); a schedule's block_rows or a plane walk keeps its shape."""
-    point = Schedule(march=1)  # a 3-D nest, a thread per point
+    point = Schedule(run_length=1)  # a 3-D nest, a thread per point
     src = get_renderer("cuda", point).render(hk.axpy3d(), point).source
     assert "const int bx = kt_fit_width(i_trip, 256);" in src and "const dim3 block(bx, 256 / bx);" in src
     assert "kt_grid(i_trip, bx, INT_MAX), kt_grid(j_trip, 256 / bx)" in src
     walked = get_renderer("cuda").render(hk.axpy3d()).source  # the first nest walks planes in 64 x 4
     assert "const dim3 block(64, 4);" in walked and walked.count("= kt_fit_width(") == 1  # the max nest fits
-    rows = Schedule(block_rows=8, march=1)
+    rows = Schedule(block_rows=8, run_length=1)
     assert "kt_fit_width" not in get_renderer("cuda", rows).render(hk.axpy3d(), rows).source
     assert "kt_fit_width" not in get_renderer("cuda").render(hk.daxpy()).source  # 1-D
     if shutil.which("g++") is None:
@@ -411,7 +411,7 @@ int main() {
 
 def test_cuda_2d_block_text() -> None:
     """``block_rows`` shapes the blocks of 2-D and 3-D nests only; 1-D nests keep one row."""
-    sch = Schedule(block=256, block_rows=8, march=1)
+    sch = Schedule(block=256, block_rows=8, run_length=1)
     src = get_renderer("cuda", sch).render(hk.axpy3d(), sch).source
     assert "const dim3 block(32, 8);" in src
     # the max over the 3-D nest in 32x8 blocks: warps by linear thread index, one thread combines
@@ -425,7 +425,7 @@ def test_cuda_2d_block_text() -> None:
     flat = get_renderer("cuda", sch).render(hk.daxpy(), sch).source
     assert "const dim3 block(256);" in flat
     assert sch.variant() == "as analysed, block 256 as 32x8, a point per thread"
-    marching = Schedule(block=256, block_rows=8, march=4)
+    marching = Schedule(block=256, block_rows=8, run_length=4)
     src = get_renderer("cuda", marching).render(hk.axpy3d(), marching).source
     # no grid-stride loops: (rows, run) tiles over y and z, every thread one run of planes
     assert "const unsigned kt_rows = (j_trip + blockDim.y - 1) / blockDim.y;" in src
@@ -447,10 +447,10 @@ def test_cuda_2d_block_text() -> None:
 
 
 def test_cuda_register_queue_text() -> None:
-    """A 3-D stencil walking planes with ``queues=1`` keeps u(i,j,k-1..k+1) in three registers:
+    """A 3-D stencil walking planes with ``register_queues=True`` keeps u(i,j,k-1..k+1) in three registers:
     one load per plane; the in-plane neighbours are loads. By default a 3-D walk loads every
     plane, a 2-D walk keeps its queue (``-1``: neither)."""
-    queued = Schedule(queues=1)
+    queued = Schedule(register_queues=True)
     src = get_renderer("cuda", queued).render(hk.lap3d(), queued).source
     assert "double kt_u_k0, kt_u_kp1;" in src
     assert "kt_u_k0 = u[i + 1 + u_n0 * (j + 1 + u_n1 * k)];" in src
@@ -461,7 +461,7 @@ def test_cuda_register_queue_text() -> None:
     loads = get_renderer("cuda").render(hk.lap3d()).source
     assert "kt_u_" not in loads and loads.count(" u[") == 7
     assert "double kt_a_j0, kt_a_jp1;" in get_renderer("cuda").render(hk.stencil()).source
-    none = Schedule(queues=-1)
+    none = Schedule(register_queues=False)
     assert "kt_a_" not in get_renderer("cuda", none).render(hk.stencil(), none).source
 
 

@@ -251,23 +251,23 @@ def fsum_kernel() -> ir.Kernel:
 
 
 @pytest.mark.filterwarnings("ignore:divide by zero:RuntimeWarning", "ignore:invalid value:RuntimeWarning")
-@pytest.mark.parametrize(("march", "late"), [(0, False), (1, False), (5, False), (0, True), (5, True)])
-def test_2d_walk_with_reductions_and_unrolled_corners(tmp_path: Path, march: int, late: bool) -> None:
+@pytest.mark.parametrize(("run_length", "late"), [(0, False), (1, False), (5, False), (0, True), (5, True)])
+def test_2d_walk_with_reductions_and_unrolled_corners(tmp_path: Path, run_length: int, late: bool) -> None:
     """field_summary_like's shape: sums over the cells of a 2-D grid, one of them over the squared
     velocities at the cell's 2 x 2 corners (inner loops over kv, jv). Walked by rows (the default, runs
     of 16; and runs of 5 over 7 and 20 rows) the corner loops are written out and their reads of the
     node rows k and k+1 come from register queues, one partial per program; a point per lane
-    (``march=1``) keeps the loops. Scalars named like the walk's locals (``first``, ``run``) keep their values.
-    ``Schedule.late_masks``: scalars are assigned without guards, the last run of a column walks only the rows
+    (``run_length=1``) keeps the loops. Scalars named like the walk's locals (``first``, ``run``) keep their values.
+    ``Schedule.masks_after_walk``: scalars are assigned without guards, the last run of a column walks only the rows
     there are, and the lanes past the fast loop (whose zero loads make ``cm / den`` NaN) leave the sums after
     the walk."""
-    mod, src = load_module(fsum_kernel(), tmp_path, Schedule(march=march, late_masks=late))
-    if march == 1:
+    mod, src = load_module(fsum_kernel(), tmp_path, Schedule(run_length=run_length, masks_after_walk=late))
+    if run_length == 1:
         assert "tl.static_range(2)" in src and "PLANES" not in src
         assert "if first + PLANES" not in src  # late masks change walks only
     else:
         assert "for run in range(PLANES):" in src and "tl.static_range" not in src
-        assert f"PLANES={march or 16})" in src and "lanes = block * 2" in src  # Triton's 4 warps
+        assert f"PLANES={run_length or 16})" in src and "lanes = block * 2" in src  # Triton's 4 warps
         walk = src[src.index("for run in range(PLANES):"):src.index("def fsum(")]
         assert walk.count("tl.load(xv + ") == 2 * (1 + late) and walk.count("tl.load(yv + ") == 2 * (1 + late)
         assert "kt_xv_kp1, = kt_xv_kp1" not in src and "kt_xv_k0 = kt_xv_kp1" in src
@@ -293,22 +293,23 @@ def test_2d_walk_with_reductions_and_unrolled_corners(tmp_path: Path, march: int
         assert float(got["lo"]) == pytest.approx(float((cell / den).min()), rel=1e-15)
 
 
-@pytest.mark.parametrize("march", [0, 1, 3])
-def test_collapsed_3d_mixed_layouts(tmp_path: Path, march: int) -> None:
-    """A 3-D nest as a flat lane index (``march=1``) and walked by planes (``targets.planes``:
+@pytest.mark.parametrize("run_length", [0, 1, 3])
+def test_collapsed_3d_mixed_layouts(tmp_path: Path, run_length: int) -> None:
+    """A 3-D nest as a flat lane index (``run_length=1``) and walked by planes (``targets.planes``:
     the default 2-row tiles walking 8 planes, more than the 7 there are, and runs of 3, the last cut short)."""
     n1, n2, n3, i, j, k = v("n1"), v("n2"), v("n3"), v("i"), v("j"), v("k")
     body = (loop("k", 0, n3, (loop("j", 0, n2, (loop("i", 0, n1, (ir.Assign(
         ld("cc", i, j, k), b("add", b("mul", v("alpha", F64), ld("a", i, j, k)), ld("bt", k, j, i))),),),),),),),)
     params = (sc("n1"), sc("n2"), sc("n3"), sc("alpha", F64), arr("a", n1, n2, n3),
               arr("bt", n3, n2, n1, layout=Layout.RIGHT), arr("cc", n1, n2, n3, intent=Intent.OUT))
-    mod, src = load_module(kern("axpb3", params, body), tmp_path, Schedule(block_rows=2 if march else 0, march=march))
-    if march == 1:
+    sch = Schedule(block_rows=2 if run_length else 0, run_length=run_length)
+    mod, src = load_module(kern("axpb3", params, body), tmp_path, sch)
+    if run_length == 1:
         assert "k_trip" in src and "j_trip" in src and "kt_q1 = kt_q0 // j_trip" in src
         assert "k = kt_q1 + kt_lane1 // j_trip" in src
     else:
         assert "for run in range(PLANES):" in src and "in_plane = mask & (zero_lanes + k_k < k_trip)" in src
-        assert f"PLANES={march or 8})" in src and "rows = min(2, block)" in src
+        assert f"PLANES={run_length or 8})" in src and "rows = min(2, block)" in src
     r = rng(6)
     a1, a2, a3 = 5, 6, 7
     A = r.standard_normal((a1, a2, a3))
@@ -337,10 +338,10 @@ def lap7_kernel() -> ir.Kernel:
 @pytest.mark.parametrize(("queued", "late"), [(True, False), (False, False), (True, True)])
 def test_3d_stencil_walk_with_and_without_its_plane_queue(tmp_path: Path, queued: bool, late: bool) -> None:
     """A 7-point stencil walked by planes: u's centre column at k-1, k, k+1 from a register queue
-    (one new load per plane, the default; ``Schedule.queues`` -1 loads every plane); runs of 3 planes over 7
-    and 8 planes (the last run cut short), interpreter numbers against numpy. ``Schedule.late_masks``: whole
+    (one new load per plane, the default; ``Schedule.register_queues`` False loads every plane); runs of 3 planes over 7
+    and 8 planes (the last run cut short), interpreter numbers against numpy. ``Schedule.masks_after_walk``: whole
     runs and the last one (only the planes there are) written apart, stores under the lane mask."""
-    sch = Schedule(march=3, queues=1 if queued else -1, late_masks=late)
+    sch = Schedule(run_length=3, register_queues=queued, masks_after_walk=late)
     mod, src = load_module(lap7_kernel(), tmp_path, sch)
     assert ("kt_u_km0" not in src) and (("kt_u_k0, kt_u_kp1 = kt_u_kp1, kt_u_kp2" in src) == queued)
     walk = src[src.index("for run in range(PLANES):"):src.index("def lap7(")]

@@ -1,4 +1,4 @@
-"""``Schedule.base_first``: a 1-D subscript's shared part added to the array's pointer first
+"""``Schedule.shared_subscript_first``: a 1-D subscript's shared part added to the array's pointer first
 (``targets.triton_expr.split_terms``), rendered and run in Triton's interpreter against numpy
 on strided loops with positive and negative increments."""
 
@@ -70,7 +70,7 @@ def _kernel() -> ir.Kernel:
 def test_the_shared_part_goes_to_the_pointer_first() -> None:
     k = _kernel()
     assert all(lp.kind is ir.LoopKind.PARALLEL for s in k.body for lp in ir.walk(s) if isinstance(lp, ir.Loop))
-    first = get_renderer("triton").render(k, Schedule(base_first=True)).source
+    first = get_renderer("triton").render(k, Schedule(shared_subscript_first=True)).source
     plain = get_renderer("triton").render(k, Schedule()).source
     assert "tl.load((dx + (ix - 1)) + (i * incx)" in first and "tl.store((dy + (iy - 1)) + (i * incy)" in first
     assert "(dx + (ix - 1))" not in plain and "tl.load(dx + ((ix + (i * incx)) - 1)" in plain
@@ -87,7 +87,7 @@ def test_strided_loops_match_numpy(tmp_path: Path, incx: int, incy: int) -> None
     want_y = y.copy()
     want_y[ys_at] += da * xs
     want_dot = float(np.dot(xs, y[ys_at]))
-    schedule = Schedule(base_first=True)
+    schedule = Schedule(shared_subscript_first=True)
     mod = triton_module(get_renderer("triton", schedule).render(_kernel(), schedule), tmp_path,
                         f"kt_stride_{abs(hash(tmp_path))}")
     dy = torch.from_numpy(y.copy())

@@ -107,7 +107,7 @@ def test_walks_compile_for_sm90(tmp_path: Path, build: Any, late: bool) -> None:
     """The 2-D walk with reductions and the 3-D plane walk, with lane guards and with late masks (whose
     two loops, a constant and a dynamic trip count, must give their variables one type)."""
     kernel = build()
-    rendered = get_renderer("triton", Schedule(late_masks=late)).render(kernel, Schedule(late_masks=late))
+    rendered = get_renderer("triton", Schedule(masks_after_walk=late)).render(kernel, Schedule(masks_after_walk=late))
     (path,) = [p for p in rendered.write(tmp_path) if p.name.endswith("_triton.py")]
     kernels = {m.group(1): signature(m.group(2), kernel)
                for m in re.finditer(r"@triton\.jit\ndef ([^_]\w*)\((.*)\):", rendered.source)}

@@ -92,20 +92,20 @@ class Schedule:
     # planes from registers or L1); 1: a thread or lane per point; 0: the target's default.
     # CUDA 2-D nests: runs of this many rows per thread; CUDA 1-D nests without reductions:
     # this many iterations per thread, a block apart (targets.cuda_points)
-    march: int = 0
+    run_length: int = 0
     # CUDA: a 2-D nest without reductions that walks no rows runs two neighbouring iterations of its
     # outer loop per thread, the loads of both first (targets.cuda_points.paired_rows): faster than a
     # point per thread on rank1_concurrent and ideal_gas_like, side by side in the region table
     # (docs/measurements/2026-12-03-h200-region-bench-session6.txt)
     row_pairs: bool = True
     # reads of neighbouring planes (rows) of a read-only array in a walked nest kept in a register
-    # queue (targets.planes.queues): 1 in every walk, -1 in none, 0 the default: CUDA 2-D row walks
+    # queue (targets.planes.queues): True in every walk, False in none, None the target's default: CUDA 2-D row walks
     # keep one, CUDA 3-D plane walks load every plane (the queue made jacobi2d and lap3d a little
     # faster, jacobi3d much slower: docs/measurements/2026-12-03-h200-region-bench-session6.txt);
-    # Triton plane walks keep one, in runs of 4 planes unless `march` says otherwise (faster than or
+    # Triton plane walks keep one, in runs of 4 planes unless `run_length` says otherwise (faster than or
     # as fast as loading every plane in runs of 8; the queue in runs of 8 made lap3d slower:
     # docs/measurements/2026-12-03-h200-session8.txt)
-    queues: int = 0
+    register_queues: bool | None = None
     # CUDA: a 1-D nest at two iterations per thread whose arrays (fp64) are each read and written at
     # one subscript runs the two as one 16-byte access per array (targets.cuda_points.vector_pairs)
     vectors: bool = True
@@ -121,13 +121,13 @@ class Schedule:
     # every walk it was timed on, side by side in the region table (field_summary_like, jacobi3d,
     # lap3d: docs/measurements/2026-12-04-h200-session12.txt); so it is off, and not among the
     # search's variants (--variants still takes it)
-    late_masks: bool = False
+    masks_after_walk: bool = False
     # Triton: a 1-D array's subscript split into the part every lane shares and the lanes' part, the
     # shared part added to the array's pointer first (``(dx + (ix - 1)) + (i - 1) * incx``). ivamax's
     # pair kernel ran faster reading DX(IX - 1 + I) than with the subscript whole
     # (benchmarks/probes/pair_kernel_forms.py), but generated it lost side by side on ivamax, vamax
     # and vnrm2 (docs/measurements/2026-12-04-h200-session14.txt), so off: a search variant
-    base_first: bool = False
+    shared_subscript_first: bool = False
     # a short parallel loop around a serial loop that accumulates into one element per thread
     # (DGEMV 'N' after the interchange) splits the serial loop over blocks, adding atomically
     split_serial: bool = True
@@ -154,15 +154,16 @@ class Schedule:
                 + ("" if self.row_programs else ", a thread per row")
                 + ("" if self.split_serial else ", serial loops whole")
                 + ("" if self.block_rows == 0 else f" as {self.block // self.block_rows}x{self.block_rows}")
-                + ("" if self.march == 0 else ", a point per thread" if self.march == 1
-                   else f", {self.march} planes (rows, points) per thread")
+                + ("" if self.run_length == 0 else ", a point per thread" if self.run_length == 1
+                   else f", {self.run_length} planes (rows, points) per thread")
                 + (f", {self.warps} warps" if self.warps else "")
-                + (", lane masks after the walk" if self.late_masks else "")
-                + (", shared subscripts first" if self.base_first else "")
+                + (", lane masks after the walk" if self.masks_after_walk else "")
+                + (", shared subscripts first" if self.shared_subscript_first else "")
                 + (", grid-stride" if self.grid_stride else "")
                 + ("" if self.vectors else ", scalar accesses")
                 + ("" if self.row_pairs else ", one row per thread")
-                + (", register queues" if self.queues > 0 else ", no register queues" if self.queues < 0 else "")
+                + ("" if self.register_queues is None
+                   else ", register queues" if self.register_queues else ", no register queues")
                 + ("" if self.contraction else ", products as loops")
                 + ("" if self.scan else ", recurrences on one thread"))
 
