@@ -22,8 +22,6 @@ from targets.cuda_mapping import CudaMapping, Shape, map_segments
 from targets.cuda_matmul import cuda_matmul_source
 from targets.cuda_planes import walk_planes
 from targets.cuda_points import (
-    POINTS_PER_THREAD,
-    ROW_PAIRS,
     paired_points,
     paired_rows,
     strided_points,
@@ -31,6 +29,7 @@ from targets.cuda_points import (
 from targets.cuda_rows import WARP_REDUCE, has_reductions, launch_row, row_kernel
 from targets.cuda_scan import INCLUDES, helper_text, launch_scan, scan_functor
 from targets.cuda_split import launch_split, split_kernel
+from targets.defaults import CUDA
 from targets.kokkos import abi_params, shim_shapes
 from targets.planes import plane_walk
 from translate import ir
@@ -60,8 +59,6 @@ def _slots(reductions: tuple[ir.Reduction, ...]) -> list[str]:
     """The 8-byte slots of a nest's reductions: a variable each, a pair also its loc and a count."""
     return [n for r in reductions for n in ((r.var, r.loc, f"{r.var} done") if r.loc else (r.var,))]
 
-REDUCE_UNROLL = 4  # iterations of a 1-D reduction's grid-stride loop per step (their loads overlap)
-PAIR_BLOCKS = 2048  # blocks of a pair reduction (kt_pair_finish): two waves of 256 threads on 132 SMs
 
 
 @register
@@ -304,11 +301,11 @@ class CudaRenderer(CStyleRenderer):
                 f"{k} < {trip}; {k} += gridDim.{axis} * blockDim.{axis})")
 
     def unrolled_reduction(self, buf: CodeBuffer, seg: DeviceNest, k: str, k_names: dict[str, str]) -> None:
-        """The grid-stride loop of a 1-D reduction, ``REDUCE_UNROLL`` iterations at a time
+        """The grid-stride loop of a 1-D reduction, ``CudaDefaults.reduce_unroll`` iterations at a time
         without bounds checks so their loads overlap (one load in flight per thread held a
         re-rolled DASUM well below the copy bandwidth: vasum in benchmarks/region_bench.py), then
         the rest one at a time."""
-        trip, u = f"{self.var(seg.loops[0].var)}_trip", REDUCE_UNROLL
+        trip, u = f"{self.var(seg.loops[0].var)}_trip", CUDA.reduce_unroll
         buf.line("const int stride = gridDim.x * blockDim.x;")
         buf.line(f"int {k}_first = blockIdx.x * blockDim.x + threadIdx.x;")
         with buf.block(f"for (; {k}_first + {u - 1}LL * stride < {trip}; {k}_first += {u} * stride)"):
@@ -324,7 +321,7 @@ class CudaRenderer(CStyleRenderer):
 
     def points_per_thread(self, seg: DeviceNest) -> int:
         """Iterations each thread of a 1-D nest without reductions runs, a block apart
-        (``Schedule.run_length``; 0: ``POINTS_PER_THREAD``, or one where the body holds loops: each
+        (``Schedule.run_length``; 0: ``CudaDefaults.points_per_thread``, or one where the body holds loops: each
         point is then a long serial run, and two per thread halve the threads of a short nest:
         matmul_nn's epilogue, a column per thread, made the region faster with one column per
         thread than with two, timed in turns in the region search;
@@ -333,7 +330,7 @@ class CudaRenderer(CStyleRenderer):
             return 1
         if self.schedule.run_length == 0 and any(isinstance(n, ir.Loop) for s in seg.body for n in ir.walk(s)):
             return 1
-        return self.schedule.run_length or POINTS_PER_THREAD
+        return self.schedule.run_length or CUDA.points_per_thread
 
     def planes(self, seg: DeviceNest) -> tuple[int, int] | None:
         """(block rows, planes per thread) of a nest walked plane by plane (``targets.planes``)."""
@@ -404,7 +401,7 @@ class CudaRenderer(CStyleRenderer):
                 elif any(r.loc for r in seg.reductions):
                     # the last block joins every block's pair: few blocks (each strides the array),
                     # not a block per 256 elements
-                    dims[0] = f"kt_grid({trips[0]}, {shape[0]}, {PAIR_BLOCKS})"
+                    dims[0] = f"kt_grid({trips[0]}, {shape[0]}, {CUDA.pair_blocks})"
                 elif not seg.reductions and not self.schedule.grid_stride:
                     # a thread per element along x: a capped grid's threads stride the array in
                     # far-apart runs, which was much slower for a misaligned in-place loop
@@ -416,7 +413,7 @@ class CudaRenderer(CStyleRenderer):
                     tiles[0] = "(unsigned long long)" + tiles[0]
                     dims = [f"{self.use('kt_tile_grid')}({dims[0]}, {' * '.join(tiles)})"]
                 if pairs:
-                    dims[-1] = f"kt_grid(({trips[-1]} + {ROW_PAIRS - 1}) / {ROW_PAIRS}, 1)"
+                    dims[-1] = f"kt_grid(({trips[-1]} + {CUDA.row_pairs - 1}) / {CUDA.row_pairs}, 1)"
                 if seg.reductions and len(trips) > 1:
                     # every block ends in one atomic per reduction: about 8192 blocks in all, the outer
                     # loops strided, not one block per row (contention on the same addresses); by hand,

@@ -1,5 +1,5 @@
 """CUDA: a 1-D nest without reductions whose threads each run several iterations a block
-apart (``Schedule.run_length``, by default ``POINTS_PER_THREAD``). A block covers ``n * blockDim.x``
+apart (``Schedule.run_length``, by default ``CudaDefaults.points_per_thread``). A block covers ``n * blockDim.x``
 consecutive iterations,
 so every load and store stays coalesced; where all ``n`` are in range their bodies are
 written out without bounds checks, and the loads each body makes before it writes are
@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from targets.base import CodeBuffer
 from targets.cstyle import NARROW
+from targets.defaults import CUDA
 from targets.planes import steady_loads
 from translate import ir
 from translate.irquery import arrays_written, scalar_reads
@@ -28,14 +29,6 @@ from translate.schedule import DeviceNest
 if TYPE_CHECKING:
     from targets.cuda import CudaRenderer
 
-# iterations per thread when the schedule leaves ``run_length`` at 0: of 1, 2, 4 and 8 timed side by side
-# on copy, scale, stencil and swap loops, 2 was fastest or close to it on each (the variant runs under
-# docs/measurements)
-POINTS_PER_THREAD = 2
-# iterations of the outer loop each thread of a 2-D nest without reductions runs (neither a row
-# walk nor a plane walk; Schedule.row_pairs): two neighbouring rows with their loads first beat one
-# point per thread and four rows on a rank-1 update (the rank-1 probe under docs/measurements)
-ROW_PAIRS = 2
 
 
 def hoisted_loads(seg: DeviceNest) -> list[ir.Load]:
@@ -124,7 +117,7 @@ def _point_body(r: CudaRenderer, buf: CodeBuffer, seg: DeviceNest, body: tuple[i
 
 def row_pairs(r: CudaRenderer, seg: DeviceNest) -> bool:
     """A 2-D nest without reductions that neither walks rows nor is given a block shape or a
-    count of iterations per thread by the schedule: ``ROW_PAIRS`` outer iterations per thread
+    count of iterations per thread by the schedule: ``CudaDefaults.row_pairs`` outer iterations per thread
     where the schedule asks for them (``Schedule.row_pairs``)."""
     return (r.schedule.row_pairs and len(seg.loops) == 2 and not seg.reductions and r.schedule.run_length == 0
             and r.schedule.block_rows == 0 and r.planes(seg) is None)
@@ -132,13 +125,13 @@ def row_pairs(r: CudaRenderer, seg: DeviceNest) -> bool:
 
 def paired_rows(r: CudaRenderer, buf: CodeBuffer, seg: DeviceNest, order: list[ir.Loop],
                 k_names: Mapping[str, str]) -> None:
-    """The body of a 2-D nest kernel whose threads each run ``ROW_PAIRS`` neighbouring
+    """The body of a 2-D nest kernel whose threads each run ``CudaDefaults.row_pairs`` neighbouring
     iterations of the outer loop (blockIdx.y covers runs of them), the loads of all issued
     first; a thread per iteration of the inner loop, grid-strided along x."""
     inner, outer = order
     vi, vo = r.var(inner.var), r.var(outer.var)
     ki, ko = k_names.get(inner.var, vi), k_names.get(outer.var, vo)
-    n = ROW_PAIRS
+    n = CUDA.row_pairs
     buf.line(f"// {n} neighbouring {outer.var} per thread: their loads are issued before their stores")
     with buf.block(r.grid_loop(ki, f"{vi}_trip")):
         if inner.var in k_names:

@@ -16,48 +16,28 @@ Reads of one read-only array at the same in-plane position and planes ``k+c`` fo
 constants ``c`` (``u(i,j,k-1)``, ``u(i,j,k)``, ``u(i,j,k+1)``) form a register queue
 (:func:`queues`): each iteration loads only the newest plane's value and the others move
 down one slot (by default in CUDA 2-D row walks and Triton plane walks, the latter then in runs
-of ``QUEUED_PLANES``; CUDA plane walks where ``Schedule.register_queues`` asks).
+of ``TritonDefaults.queued_planes``; CUDA plane walks where ``Schedule.register_queues`` asks).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from targets.defaults import TRITON, WALKING
 from translate import ir
 from translate.irquery import arrays_written, scalar_reads
 from translate.schedule import DeviceNest, Schedule, fastest_first
 from translate.simplify import const_int, linearize, simplify, simplify_stmt
-
-# (rows of a tile, planes per run) of a 3-D nest when the schedule leaves them at 0: best or
-# near it for the examples' 3-D stencils (the search tries others); CUDA lap3d without
-# grid-stride loops ran a little faster in runs of 4 planes than of 8
-# (docs/measurements/2026-12-03-h200-plane-probe-5.txt)
-DEFAULT_TILE = {"cuda": (4, 4), "triton": (2, 8)}
-# planes per run of a Triton 3-D walk that keeps a register queue: with the queue, runs of 4 were
-# a little slower than runs of 8 on jacobi3d but much faster on lap3d, and no slower than loading
-# every plane on either (side by side: docs/measurements/2026-12-03-h200-session8.txt)
-QUEUED_PLANES = 4
-# rows each CUDA thread (Triton program) walks in a 2-D nest with a register queue (a 2-D
-# stencil): CUDA jacobi2d and heat2d_step ran faster walked than at a point per thread; 2-D nests
-# without a queue (rank1, ideal_gas) got slower walked and keep a point
-# (docs/measurements/2026-12-03-h200-variants.txt). Triton (region table, side by side):
-# field_summary_like walking runs of 16 rows in strips of 512 lanes beat the flat form; jacobi2d and
-# heat2d_step, without reductions, ran slower walked in every variant than flat
-# (docs/measurements/2026-12-04-h200-session9.txt), so Triton walks rows only in nests with reductions
-DEFAULT_ROWS = {"cuda": 8, "triton": 16}
-# inner loops of at most this many iterations (constant) are unrolled in a Triton walk, so that
-# their reads join the register queues (field_summary_like's 2x2 corners of a cell)
-SHORT_LOOP = 4
 
 
 def plane_walk(seg: DeviceNest, kernel: ir.Kernel, schedule: Schedule, target: str) -> tuple[int, int] | None:
     """(rows, planes) when ``seg`` is walked in runs of planes, else None: a 3-D nest without
     reductions unless the schedule's ``run_length`` is 1; a 2-D one (runs of rows, each CUDA thread
     or Triton program walking ``run_length`` rows of a 1-D tile) when the schedule asks for
-    ``run_length`` > 1 or, at ``run_length`` 0, when its reads form a register queue (``DEFAULT_ROWS``
+    ``run_length`` > 1 or, at ``run_length`` 0, when its reads form a register queue (``walk_rows``
     rows; on Triton only a nest with reductions, one partial per program). :func:`triton_walk`
     also counts the reads of short inner loops."""
-    if schedule.run_length == 1 or target not in DEFAULT_TILE:
+    if schedule.run_length == 1 or target not in WALKING:
         return None
     if len(seg.loops) == 2:
         if seg.reductions and target != "triton":
@@ -67,13 +47,13 @@ def plane_walk(seg: DeviceNest, kernel: ir.Kernel, schedule: Schedule, target: s
         # a 2-D stencil (on Triton one with reductions): its neighbouring rows from the register queue
         stencil = schedule.run_length == 0 and (target == "cuda" or seg.reductions)
         if stencil and queued(schedule, seg, target) and queues(seg, plane_loop(seg, kernel).var):
-            return (1, DEFAULT_ROWS[target])
+            return (1, WALKING[target].walk_rows)
         return None
     if seg.reductions or len(seg.loops) != 3:
         return None
-    rows, planes = DEFAULT_TILE[target]
+    rows, planes = WALKING[target].plane_tile
     if target == "triton" and queued(schedule, seg, target) and queues(seg, plane_loop(seg, kernel).var):
-        planes = QUEUED_PLANES
+        planes = TRITON.queued_planes
     return (schedule.block_rows or rows, schedule.run_length or planes)
 
 
@@ -172,7 +152,7 @@ def _at(load: ir.Load, dim: int, shift: int) -> ir.Load:
 
 
 def unroll_short(seg: DeviceNest) -> DeviceNest:
-    """``seg`` with its inner loops of at most ``SHORT_LOOP`` iterations (a constant count)
+    """``seg`` with its inner loops of at most ``TritonDefaults.short_loop`` iterations (a constant count)
     written out, their variable replaced by its value in each copy (the same statements in
     the same order), unless the variable is read outside its loop."""
     body = _unrolled(seg.body, seg.body)
@@ -207,7 +187,7 @@ def _short_trip(s: ir.Stmt, whole: tuple[ir.Stmt, ...]) -> int | None:
     if span is None or step is None or step <= 0:
         return None
     trip = max(0, -(-span // step))
-    if trip > SHORT_LOOP or any(_reads_outside(w, s.var) for w in whole):
+    if trip > TRITON.short_loop or any(_reads_outside(w, s.var) for w in whole):
         return None
     return trip
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from targets.base import Capabilities, Rendered, Renderer, register
+from targets.defaults import TRITON
 from targets.host_calls import python_lines
 from targets.splits import FILL_THREADS, MIN_CHUNK
 from targets.triton_expr import TORCH_DTYPE, HostExpr, UnsupportedExpr, py_name
@@ -75,15 +76,6 @@ def module_path(kernel: ir.Kernel) -> str:
     return f"triton/{kernel.name.lower()}_triton.py"
 
 
-TRITON_WARPS = 4  # Triton's num_warps when a launch does not say
-# lanes of a reduction over two or more loops, in blocks: field_summary_like ran faster at 1024
-# lanes than at 512 or 256 in the same run (fewer partials, more loads in flight;
-# docs/measurements/2026-12-03-h200-region-bench-session6.txt)
-WIDE_REDUCTION = 4
-# lanes of a program walking rows of a 2-D nest, in blocks (targets.planes): strips of 512 lanes
-# (4 warps) ran field_summary_like fastest, 256 lanes a little slower, 1024 (8 warps) far slower
-# (docs/measurements/2026-12-04-h200-session9.txt)
-WALK_WIDTH = 2
 
 
 def default_warps(launch: Launch) -> int:
@@ -474,7 +466,7 @@ class _ModuleWriter:
             with out.block(f"if {total} > 0:"):
                 if launch.tile is not None and len(launch.tile[0]) == 2:  # targets.planes: runs of rows
                     (fast, slow), _, planes = launch.tile
-                    out(f"lanes = block * {WALK_WIDTH}  # a program: a strip of lanes walking {planes} rows")
+                    out(f"lanes = block * {TRITON.walk_width}  # a program: a strip of lanes walking {planes} rows")
                     out(f"grid = (triton.cdiv({fast}, lanes) * triton.cdiv({slow}, {planes}),)")
                     consts = ["BLOCK=lanes", f"PLANES={planes}"]
                 elif launch.tile is not None:  # targets.planes
@@ -486,7 +478,8 @@ class _ModuleWriter:
                 else:
                     lanes = "block"
                     if launch.partials and len(launch.trips) > 1 and launch.split is None:
-                        out(f"lanes = block * {WIDE_REDUCTION}  # a reduction over several loops: wider programs")
+                        wide = TRITON.wide_reduction
+                        out(f"lanes = block * {wide}  # a reduction over several loops: wider programs")
                         lanes = "lanes"
                     per = lanes if launch.tiles == 1 else f"{lanes} * {launch.tiles}"
                     out(f"grid = (triton.cdiv({total}, {per}),"
@@ -494,7 +487,7 @@ class _ModuleWriter:
                     consts = (["CHUNK=chunk"] if launch.split is not None else []) + [f"BLOCK={lanes}"] \
                         + ([f"TILES={launch.tiles}"] if launch.tiles > 1 else [])
                 args += self.partial_buffers(launch.partials)
-                if (warps := self.schedule.warps or default_warps(launch)) not in (0, TRITON_WARPS):
+                if (warps := self.schedule.warps or default_warps(launch)) not in (0, TRITON.warps):
                     consts.append(f"num_warps={warps}")
                 out(f"{launch.kernel}[grid]({', '.join(args + consts)})")
                 held, self.held = self.held, []

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
+from targets.defaults import TRITON
 from targets.planes import Queue, queues
 from targets.splits import Split
 from targets.triton_expr import (
@@ -71,13 +72,6 @@ class Launch:
     written: int = 0  # arrays the nest stores to
 
 
-REDUCE_TILES = 8
-# a pair reduction's programs (translate.argreduce) take more tiles: each ends in a join across its
-# lanes. On ivamax's kernel 256 lanes x 32 tiles beat 8 or 16 tiles and wider programs
-# (benchmarks/probes/pair_reduction.py); the lanes' update without its tie test (argreduce.in_order),
-# 8 warps and the lanes joined in one tl.reduce (store_pair) made it faster still
-# (benchmarks/probes/pair_kernel_forms.py)
-PAIR_TILES = 32
 
 
 class _Emitter:
@@ -222,9 +216,9 @@ class NestEmitter(_Emitter):
         # a reduction's program sums TILES blocks before it writes its partial (one partial per
         # 256 elements made a re-rolled DASUM markedly slower than one per 2048: vasum in
         # benchmarks/region_bench.py)
-        tiles = REDUCE_TILES if nest.reductions and self.split is None else 1
+        tiles = TRITON.reduce_tiles if nest.reductions and self.split is None else 1
         if tiles > 1 and any(r.loc for r in nest.reductions):
-            tiles = PAIR_TILES
+            tiles = TRITON.pair_tiles
         if tiles > 1:
             extra.append("TILES: tl.constexpr")
         body = Lines()
