@@ -7,7 +7,7 @@ agent:
   base_url: http://localhost:8000/v1   # omit for api.openai.com
   api_key_env: OPENAI_API_KEY   # the NAME of the variable holding the key (never the key)
   timeout_s: 120                # per request
-  retries: 3                    # on timeouts, connection errors, 429 and 5xx
+  retries: 3                    # the OpenAI SDK's own: timeouts, connection errors, 408, 409, 429, 5xx
   max_tokens: 2000000           # per run (prompt + completion); omit for no limit
   max_cost_usd: 5.0             # per run; needs the prices below to mean anything
   price_in_per_mtok: 2.0        # USD per million prompt tokens

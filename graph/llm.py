@@ -20,8 +20,6 @@ import logging
 import os
 import tempfile
 import threading
-import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -33,8 +31,6 @@ log = logging.getLogger(__name__)
 
 TokenParam = Literal["auto", "max_completion_tokens", "max_tokens"]
 _CACHE_VERSION = 1
-_BACKOFF_BASE_S = 0.5
-_BACKOFF_CAP_S = 8.0
 _RETRYABLE = (openai.APITimeoutError, openai.APIConnectionError, openai.RateLimitError, openai.InternalServerError)
 
 
@@ -151,11 +147,6 @@ class Usage:
             }
 
 
-def backoff_delay(retry: int) -> float:
-    """Seconds to wait before retry number ``retry`` (0-based): 0.5, 1, 2, 4, 8, 8, ..."""
-    return min(_BACKOFF_BASE_S * 2.0**retry, _BACKOFF_CAP_S)
-
-
 class LLMClient:
     """Chat completions against one OpenAI-compatible endpoint, with cache, budget and retries.
 
@@ -163,13 +154,10 @@ class LLMClient:
     requests already in flight when a limit is reached can overshoot it by their own usage.
     """
 
-    def __init__(
-        self, settings: LLMSettings, cache_dir: Path, usage: Usage, *, sleep: Callable[[float], None] = time.sleep
-    ) -> None:
+    def __init__(self, settings: LLMSettings, cache_dir: Path, usage: Usage) -> None:
         self.settings = settings
         self.cache_dir = Path(cache_dir)
         self.usage = usage
-        self._sleep = sleep
         self._token_param = _initial_token_param(settings)
 
     def __repr__(self) -> str:
@@ -233,31 +221,26 @@ class LLMClient:
     # -- the request ----------------------------------------------------------------------------
 
     def _request(self, messages: list[dict[str, str]], api_key: str, purpose: str) -> Reply:
+        """One chat completion. The SDK retries timeouts, connection errors, 408, 409, 429 and 5xx
+        itself (``settings.retries`` times, exponential backoff from 0.5 s, a server's Retry-After
+        honoured); a request that names the other token-limit field is sent once more with it."""
         s = self.settings
         where = s.base_url or "api.openai.com"
-        attempts_allowed = s.retries + 1
-        switched = False
-        attempt = 0
-        with openai.OpenAI(base_url=s.base_url, api_key=api_key, timeout=s.timeout_s, max_retries=0) as client:
+        sent: list[Any] = []  # every HTTP request the SDK sends, its retries included
+        switched = 0  # requests spent on a rejected token-limit field (not attempts at this call)
+        with (
+            openai.DefaultHttpxClient(event_hooks={"request": [sent.append]}) as http,
+            openai.OpenAI(base_url=s.base_url, api_key=api_key, timeout=s.timeout_s, max_retries=s.retries,
+                          http_client=http) as client,
+        ):
             while True:
-                attempt += 1
                 # the field name is chosen at run time (and the keyword max_completion_tokens is SDK >= 1.45 only)
                 limit = {self._token_param: s.max_completion_tokens}
                 try:
                     response = client.chat.completions.create(  # type: ignore[call-overload]
                         model=s.model, messages=messages, temperature=s.temperature, extra_body=limit
                     )
-                except _RETRYABLE as exc:
-                    what = _describe(exc, where, s.timeout_s, api_key)
-                    if attempt >= attempts_allowed:
-                        status = getattr(exc, "status_code", None)
-                        msg = f"LLM request ({purpose}) failed after {attempt} attempts: {what}"
-                        raise LLMError(msg, status=status, attempts=attempt) from None
-                    delay = backoff_delay(attempt - 1)
-                    log.warning("llm %s: %s; retry %d in %.1f s", purpose, what, attempt, delay)
-                    self._sleep(delay)
-                    continue
-                except openai.OpenAIError as exc:  # 4xx and malformed replies: no retry
+                except openai.OpenAIError as exc:
                     if (
                         not switched
                         and isinstance(exc, openai.BadRequestError)
@@ -265,11 +248,16 @@ class LLMClient:
                     ):
                         old, self._token_param = self._token_param, _other_param(self._token_param)
                         log.warning("llm %s: endpoint rejected %s, retrying with %s", purpose, old, self._token_param)
-                        switched, attempt = True, attempt - 1
+                        switched = len(sent)
                         continue
                     what = _describe(exc, where, s.timeout_s, api_key)
                     status = getattr(exc, "status_code", None)
-                    raise LLMError(f"LLM request ({purpose}) failed: {what}", status=status, attempts=attempt) from None
+                    attempts = len(sent) - switched
+                    failed = f"failed after {attempts} attempts" if isinstance(exc, _RETRYABLE) else "failed"
+                    raise LLMError(f"LLM request ({purpose}) {failed}: {what}", status=status,
+                                   attempts=attempts) from None
+                if len(sent) - switched > 1:
+                    log.warning("llm %s: answered after %d attempts", purpose, len(sent) - switched)
                 return self._reply(response, purpose)
 
     def _reply(self, response: Any, purpose: str) -> Reply:

@@ -151,6 +151,8 @@ def _handler_for(server: ScriptedLLMServer) -> type[BaseHTTPRequestHandler]:
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
+                if status >= 400:  # the client's retries (the OpenAI SDK's own) wait 1 ms, not seconds
+                    self.send_header("retry-after-ms", "1")
                 self.end_headers()
                 self.wfile.write(data)
             except (BrokenPipeError, ConnectionResetError):

@@ -9,7 +9,7 @@ from pathlib import Path
 import openai
 import pytest
 
-from graph.llm import BudgetExceeded, LLMClient, LLMError, LLMSettings, Reply, Usage, backoff_delay, extract_code
+from graph.llm import BudgetExceeded, LLMClient, LLMError, LLMSettings, Reply, Usage, extract_code
 from tests.llm_server import Answer, ScriptedLLMServer
 
 KEY_ENV = "KT_TEST_LLM_KEY"
@@ -34,18 +34,17 @@ def api_key(monkeypatch: pytest.MonkeyPatch) -> str:
 
 def make_client(
     server: ScriptedLLMServer, cache_dir: Path, usage: Usage | None = None, **overrides: object
-) -> tuple[LLMClient, list[float]]:
-    sleeps: list[float] = []
+) -> LLMClient:
     fields: dict[str, object] = {"model": "test-model", "base_url": server.base_url, "api_key_env": KEY_ENV}
     fields.update(overrides)
     settings = LLMSettings(**fields)  # type: ignore[arg-type]
-    return LLMClient(settings, cache_dir, usage if usage is not None else Usage(), sleep=sleeps.append), sleeps
+    return LLMClient(settings, cache_dir, usage if usage is not None else Usage())
 
 
 def test_reply_round_trip_tokens_and_cost(server: ScriptedLLMServer, tmp_path: Path) -> None:
     server.add(Answer("```python\nx = 1\n```", prompt_tokens=1200, completion_tokens=300))
     usage = Usage()
-    client, sleeps = make_client(server, tmp_path, usage, price_in_per_mtok=3.0, price_out_per_mtok=15.0)
+    client = make_client(server, tmp_path, usage, price_in_per_mtok=3.0, price_out_per_mtok=15.0)
     reply = client.complete(MESSAGES, purpose="translate")
     assert reply == Reply("```python\nx = 1\n```", 1200, 300, pytest.approx(0.0081), False, "test-model")
     assert usage.to_dict() == {
@@ -60,12 +59,12 @@ def test_reply_round_trip_tokens_and_cost(server: ScriptedLLMServer, tmp_path: P
     assert body["model"] == "test-model" and body["messages"] == MESSAGES and body["temperature"] == 0.0
     # not api.openai.com: the field every compatible server honours
     assert body["max_tokens"] == 8192 and "max_completion_tokens" not in body
-    assert server.paths == ["/v1/chat/completions"] and sleeps == []
+    assert server.paths == ["/v1/chat/completions"]
 
 
 def test_unknown_prices_cost_zero_and_openai_uses_new_field(server: ScriptedLLMServer, tmp_path: Path) -> None:
     server.add(Answer("ok", prompt_tokens=10, completion_tokens=2))
-    client, _ = make_client(server, tmp_path, token_param="max_completion_tokens", max_completion_tokens=77)
+    client = make_client(server, tmp_path, token_param="max_completion_tokens", max_completion_tokens=77)
     assert client.complete(MESSAGES, purpose="t").cost_usd == 0.0
     assert server.requests[0]["max_completion_tokens"] == 77 and "max_tokens" not in server.requests[0]
 
@@ -73,14 +72,14 @@ def test_unknown_prices_cost_zero_and_openai_uses_new_field(server: ScriptedLLMS
 def test_cache_hit_same_and_fresh_client(server: ScriptedLLMServer, tmp_path: Path) -> None:
     server.add(Answer("answer one", prompt_tokens=50, completion_tokens=5), Answer("answer two"))
     usage = Usage()
-    client, _ = make_client(server, tmp_path, usage, price_in_per_mtok=1.0, price_out_per_mtok=1.0)
+    client = make_client(server, tmp_path, usage, price_in_per_mtok=1.0, price_out_per_mtok=1.0)
     first = client.complete(MESSAGES, purpose="translate")
     second = client.complete(MESSAGES, purpose="translate")
     assert server.completions == 1
     assert (second.text, second.cached, second.cost_usd, second.prompt_tokens) == ("answer one", True, 0.0, 50)
     assert first.cached is False and first.cost_usd == pytest.approx(55e-6)
     fresh_usage = Usage()
-    fresh, _ = make_client(server, tmp_path, fresh_usage)
+    fresh = make_client(server, tmp_path, fresh_usage)
     third = fresh.complete([dict(m) for m in MESSAGES], purpose="repair")
     assert (third.text, third.cached, server.completions) == ("answer one", True, 1)
     assert fresh_usage.to_dict()["calls"] == 0 and fresh_usage.to_dict()["cached_calls"] == 1
@@ -88,60 +87,59 @@ def test_cache_hit_same_and_fresh_client(server: ScriptedLLMServer, tmp_path: Pa
     files = sorted(p.name for p in tmp_path.iterdir())
     assert files == [f"{client.cache_key(MESSAGES)}.json"]  # no temp file left behind
     # anything in the key changes the key: another temperature misses the cache
-    other, _ = make_client(server, tmp_path, temperature=0.5)
+    other = make_client(server, tmp_path, temperature=0.5)
     assert other.complete(MESSAGES, purpose="t").text == "answer two" and server.completions == 2
 
 
-def test_500_then_success_retried_with_backoff(server: ScriptedLLMServer, tmp_path: Path) -> None:
+def test_500_then_success_retried(server: ScriptedLLMServer, tmp_path: Path) -> None:
     server.add(Answer.error(500), Answer.error(429, "slow down"), Answer.error(503), Answer("fine"))
-    client, sleeps = make_client(server, tmp_path, retries=3)
+    client = make_client(server, tmp_path, retries=3)
     assert client.complete(MESSAGES, purpose="t").text == "fine"
-    assert server.completions == 4 and sleeps == [0.5, 1.0, 2.0]
+    assert server.completions == 4
 
 
-def test_backoff_capped_and_exhausted(server: ScriptedLLMServer, tmp_path: Path) -> None:
-    server.add(*[Answer.error(502, "bad gateway")] * 7)
-    client, sleeps = make_client(server, tmp_path, retries=6)
+def test_retries_exhausted(server: ScriptedLLMServer, tmp_path: Path) -> None:
+    server.add(*[Answer.error(502, "bad gateway")] * 8)
+    client = make_client(server, tmp_path, retries=6)
     with pytest.raises(LLMError, match=r"failed after 7 attempts: HTTP 502") as info:
         client.complete(MESSAGES, purpose="t")
-    assert sleeps == [0.5, 1.0, 2.0, 4.0, 8.0, 8.0] and server.completions == 7
+    assert server.completions == 7  # the first request and six retries, not one more
     assert info.value.status == 502 and info.value.attempts == 7
-    assert [backoff_delay(k) for k in (0, 3, 4, 10)] == [0.5, 4.0, 8.0, 8.0]
     assert list(tmp_path.iterdir()) == []  # failures are not cached
 
 
 def test_400_not_retried(server: ScriptedLLMServer, tmp_path: Path) -> None:
     server.add(Answer.error(400, "messages[1].content is too long"), Answer("never sent"))
     usage = Usage()
-    client, sleeps = make_client(server, tmp_path, usage)
+    client = make_client(server, tmp_path, usage)
     with pytest.raises(LLMError, match=r"HTTP 400 \(BadRequestError\).*too long") as info:
         client.complete(MESSAGES, purpose="t")
-    assert info.value.status == 400 and server.completions == 1 and sleeps == []
+    assert info.value.status == 400 and server.completions == 1 and info.value.attempts == 1
     assert usage.to_dict()["calls"] == 0
 
 
 def test_404_model_not_retried(server: ScriptedLLMServer, tmp_path: Path) -> None:
     server.add(Answer.error(404, "The model `nope` does not exist"))
-    client, sleeps = make_client(server, tmp_path, model="nope")
+    client = make_client(server, tmp_path, model="nope")
     with pytest.raises(LLMError, match=r"HTTP 404 \(NotFoundError\)") as info:
         client.complete(MESSAGES, purpose="t")
-    assert info.value.status == 404 and server.completions == 1 and sleeps == []
+    assert info.value.status == 404 and server.completions == 1
 
 
 def test_rejected_token_field_switches_once(server: ScriptedLLMServer, tmp_path: Path) -> None:
     msg = "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead."
     server.add(Answer.error(400, msg, param="max_tokens"), Answer("ok"), Answer("again"))
-    client, sleeps = make_client(server, tmp_path)
+    client = make_client(server, tmp_path)
     assert client.complete(MESSAGES, purpose="t").text == "ok"
     assert "max_tokens" in server.requests[0] and server.requests[1]["max_completion_tokens"] == 8192
-    assert "max_tokens" not in server.requests[1] and sleeps == []
+    assert "max_tokens" not in server.requests[1] and server.completions == 2
     client.complete([{"role": "user", "content": "next"}], purpose="t")  # the switch is remembered
     assert server.requests[2]["max_completion_tokens"] == 8192 and server.completions == 3
 
 
 def test_too_large_token_value_is_not_a_field_switch(server: ScriptedLLMServer, tmp_path: Path) -> None:
     server.add(Answer.error(400, "'max_tokens' is too large: 8192. The model supports 4096.", param="max_tokens"))
-    client, _ = make_client(server, tmp_path)
+    client = make_client(server, tmp_path)
     with pytest.raises(LLMError, match=r"HTTP 400 .*too large: 8192") as info:
         client.complete(MESSAGES, purpose="t")
     assert server.completions == 1 and info.value.attempts == 1
@@ -149,27 +147,25 @@ def test_too_large_token_value_is_not_a_field_switch(server: ScriptedLLMServer, 
 
 def test_timeout_after_retries(server: ScriptedLLMServer, tmp_path: Path) -> None:
     server.add(Answer.slow(2.0), Answer.slow(2.0), Answer("unused"))
-    client, sleeps = make_client(server, tmp_path, timeout_s=0.2, retries=1)
+    client = make_client(server, tmp_path, timeout_s=0.2, retries=1)
     with pytest.raises(LLMError, match=r"failed after 2 attempts: timed out after 0.2 s") as info:
         client.complete(MESSAGES, purpose="t")
-    assert server.completions == 2 and sleeps == [0.5] and info.value.status is None
+    assert server.completions == 2 and info.value.status is None and info.value.attempts == 2
 
 
 def test_unreachable_endpoint(tmp_path: Path) -> None:
     with ScriptedLLMServer([]) as s:
         base_url = s.base_url
     settings = LLMSettings(model="m", base_url=base_url, api_key_env=KEY_ENV, retries=2)
-    sleeps: list[float] = []
-    client = LLMClient(settings, tmp_path, Usage(), sleep=sleeps.append)
+    client = LLMClient(settings, tmp_path, Usage())
     with pytest.raises(LLMError, match=r"failed after 3 attempts: endpoint http://127\.0\.0\.1:\d+/v1 unreachable"):
         client.complete(MESSAGES, purpose="t")
-    assert sleeps == [0.5, 1.0]
 
 
 def test_token_budget(server: ScriptedLLMServer, tmp_path: Path) -> None:
     server.add(*[Answer(f"a{k}", prompt_tokens=100, completion_tokens=20) for k in range(3)])
     usage = Usage()
-    client, _ = make_client(server, tmp_path, usage, max_tokens_per_run=150)
+    client = make_client(server, tmp_path, usage, max_tokens_per_run=150)
     client.complete([{"role": "user", "content": "one"}], purpose="t")
     client.complete([{"role": "user", "content": "two"}], purpose="t")  # 120 < 150: allowed
     with pytest.raises(BudgetExceeded, match=r"240 tokens used, max_tokens_per_run=150"):
@@ -183,7 +179,7 @@ def test_cost_budget(server: ScriptedLLMServer, tmp_path: Path) -> None:
     server.add(*[Answer("x", prompt_tokens=1000, completion_tokens=500) for _ in range(3)])
     usage = Usage()
     prices = {"price_in_per_mtok": 2.0, "price_out_per_mtok": 10.0}
-    client, _ = make_client(server, tmp_path, usage, max_cost_usd=0.01, **prices)
+    client = make_client(server, tmp_path, usage, max_cost_usd=0.01, **prices)
     assert client.complete([{"role": "user", "content": "1"}], purpose="t").cost_usd == pytest.approx(0.007)
     client.complete([{"role": "user", "content": "2"}], purpose="t")
     with pytest.raises(BudgetExceeded, match=r"\$0\.0140 spent, max_cost_usd=0\.01"):
@@ -193,7 +189,7 @@ def test_cost_budget(server: ScriptedLLMServer, tmp_path: Path) -> None:
 
 def test_key_only_in_authorization_header(server: ScriptedLLMServer, tmp_path: Path, api_key: str) -> None:
     server.add(Answer("fine"), Answer.error(401, f"Incorrect API key provided: {api_key}"))
-    client, _ = make_client(server, tmp_path)
+    client = make_client(server, tmp_path)
     client.complete(MESSAGES, purpose="t")
     with pytest.raises(LLMError) as info:
         client.complete([{"role": "user", "content": "again"}], purpose="t")
@@ -215,7 +211,7 @@ def test_key_only_in_authorization_header(server: ScriptedLLMServer, tmp_path: P
 def test_missing_key_variable(server: ScriptedLLMServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(KEY_ENV)
     server.add(Answer("unused"))
-    client, _ = make_client(server, tmp_path)
+    client = make_client(server, tmp_path)
     with pytest.raises(LLMError, match=f"environment variable {KEY_ENV} .*not set"):
         client.complete(MESSAGES, purpose="t")
     assert server.completions == 0
