@@ -27,15 +27,15 @@ from graph.agent_config import AgentConfig
 from graph.llm import BudgetExceeded, LLMClient, LLMError, LLMSettings, Usage, extract_code
 from graph.optimize_steps import time_in_turns
 from graph.report import target_entry
-from targets.base import get_renderer
+from targets.base import TARGETS, get_renderer
 from translate import ir
 from translate.schedule import Schedule
 from validation.anticheat import CheatContext, check
 from validation.pyaudit import audit
 
 PROMPTS = Path(__file__).resolve().parents[1] / "graph" / "prompts"
-TITLES = {"kokkos": "Kokkos C++", "cuda": "CUDA C++", "triton": "Triton (Python)"}
-LANGUAGES = {"kokkos": "cpp", "cuda": "cuda", "triton": "python"}
+TITLES = {name: t.title for name, t in TARGETS.items()}
+LANGUAGES = {name: t.fence for name, t in TARGETS.items()}
 CONVENTIONS = {
     "kokkos": "- `NAME_kokkos(...)` takes `Kokkos::View`s (LayoutLeft for Fortran arrays) in the default memory "
               "space and runs with `parallel_for` / `parallel_reduce`.\n"
@@ -92,7 +92,7 @@ def client_for(cfg: AgentConfig, cache_dir: Path, usage: Usage) -> LLMClient:
 
 def candidate_file(out_dir: Path, target: str, name: str) -> Path:
     """Where a target's translation of ``name`` lives (CONVENTIONS.md)."""
-    ext = {"kokkos": "cpp", "cuda": "cu", "triton": "py"}[target]
+    ext = TARGETS[target].extension
     return out_dir / target / f"{name}_{target}.{ext}"
 
 

@@ -9,9 +9,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from html import escape
 
+from targets.base import TARGETS
+
 W, H = 720, 440
 LEFT, RIGHT, TOP, BOTTOM = 70, 20, 40, 60
-COLORS = {"kokkos": "#1f77b4", "cuda": "#2ca02c", "triton": "#d62728", "reference": "#7f7f7f"}
+COLORS = {**{name: t.colour for name, t in TARGETS.items()}, "reference": "#7f7f7f"}
 
 
 @dataclass(frozen=True)

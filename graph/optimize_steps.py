@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from graph.config import OptimizeConfig, RegionConfig
-from targets.base import Unsupported, get_renderer
+from targets.base import TARGETS, Unsupported, get_renderer
 from translate import contraction, ir
 from translate.schedule import Schedule
 from validation import timed, toolchains
@@ -46,7 +46,7 @@ if TYPE_CHECKING:
 PROFILE_SEED = 4242
 MIN_GAIN = 0.95  # a variant replaces the current schedule only when at least 5% faster (timing noise)
 TURNS = 2  # rounds of timing in turns (a winner against the current version): best of each
-GPU_TARGETS = ("cuda", "triton")
+GPU_TARGETS = tuple(name for name, t in TARGETS.items() if t.gpu)
 BLOCKS = {"cuda": (128, 256, 512, 1024), "triton": (128, 256, 512, 1024, 2048), "kokkos": (256,)}
 LEVELS = {"cuda": (0, 1), "triton": (0, 1), "kokkos": (0, 1, 2)}
 # (block rows, planes) tried for 3-D nests walked by planes (targets.planes); (0, 1): a point per thread.

@@ -27,9 +27,28 @@ from targets.fortran_interface import fortran_interface, interface_path
 from translate import ir
 from translate.schedule import PartitionError, Schedule, Segment, apply_schedule, partition
 
-BUILTIN_TARGETS: Mapping[str, str] = MappingProxyType(
-    {"kokkos": "targets.kokkos", "cuda": "targets.cuda", "triton": "targets.triton"}
-)
+
+@dataclass(frozen=True)
+class TargetInfo:
+    """One target as the rest of the tool sees it: every list of targets derives from
+    :data:`TARGETS`."""
+
+    name: str
+    module: str  # the renderer's module, imported on first use
+    extension: str  # of the generated source, ``NAME_<target>.<extension>``
+    title: str  # in the agents' prompts
+    fence: str  # the language of a fenced code block holding its source
+    colour: str  # in the report's charts
+    compiled: bool = True  # built into a library before it runs (False: imported as Python)
+    gpu: bool = False  # its kernels run on a GPU where there is one (profiled there)
+
+
+TARGETS: Mapping[str, TargetInfo] = MappingProxyType({t.name: t for t in (
+    TargetInfo("kokkos", "targets.kokkos", "cpp", "Kokkos C++", "cpp", "#1f77b4"),
+    TargetInfo("cuda", "targets.cuda", "cu", "CUDA C++", "cuda", "#2ca02c", gpu=True),
+    TargetInfo("triton", "targets.triton", "py", "Triton (Python)", "python", "#d62728", compiled=False, gpu=True),
+)})
+BUILTIN_TARGETS: Mapping[str, str] = MappingProxyType({name: t.module for name, t in TARGETS.items()})
 
 
 class Unsupported(Exception):

@@ -57,6 +57,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 RULES = ("calls-reference", "fallback", "timing-trick", "hard-coded-shape", "hard-coded-output")
+# the targets these rules know; a target without rules here is refused (check raises), never let through
 TARGETS = ("cuda", "kokkos", "triton")
 LIST_LIMIT = 16  # numeric literals one list or string may hold
 MIN_SIZE = 16  # smaller sizes are ordinary constants

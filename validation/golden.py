@@ -42,6 +42,7 @@ from typing import Any
 
 import numpy as np
 
+from targets.base import TARGETS
 from translate import ir
 from validation import sandbox
 from validation.atomic import write_atomic
@@ -205,7 +206,7 @@ def prebuild(out_dir: Path, targets: list[str], regions: list[Path], cache_dir: 
         if not names:
             continue
         kernel = load_case(region, names[0])[0]
-        jobs += [(t, out_dir / t, kernel) for t in targets if t in ("kokkos", "cuda")]
+        jobs += [(t, out_dir / t, kernel) for t in targets if t in TARGETS and TARGETS[t].compiled]
     with ThreadPoolExecutor(max_workers=max(1, min(len(jobs), os.cpu_count() or 1))) as pool:
         list(pool.map(lambda j: build_candidate(j[0], j[1], j[2], cache_dir), jobs))
 

@@ -36,18 +36,20 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
 
 from targets import host_calls
+from targets.base import TARGETS
 from translate import ir
 from validation import cputime, sandbox, stopping, symbols, toolchains
 from validation.inputs import Case
 from validation.signature import signature
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-TARGET_EXT = {"kokkos": "cpp", "cuda": "cu", "triton": "py"}
+TARGET_EXT = MappingProxyType({name: t.extension for name, t in TARGETS.items()})
 # How often run_process reads a CPU-time-limited group's CPU time from /proc (a scan of
 # every process, cheap next to the interval), so a limit is enforced to within this.
 CPU_POLL_S = 0.2
