@@ -312,7 +312,7 @@ def optimize_targets(run: Any, name: str, outcome: dict[str, dict[str, Any]],
     for a person to look at."""
 
     kernel = run.analysed(name)
-    pc, ref_s = run.profile_case_of(name)
+    pc, ref_s = run.profiler.profile_case_of(name)
     cfg = run.workflow.agent
     client = run.agent_client()
     found: dict[str, dict[str, Any]] = {}
@@ -331,7 +331,7 @@ def optimize_targets(run: Any, name: str, outcome: dict[str, dict[str, Any]],
             if verdict.status != "validated":
                 return verdict
             try:
-                answers, currents = time_side_by_side(lambda: run.time_written(name, target), path, original)
+                answers, currents = time_side_by_side(lambda: run.profiler.time_written(name, target), path, original)
             except Exception as exc:
                 return Verdict("failed", f"timing failed: {type(exc).__name__}: {exc}"[:300])
             seconds, before = min(answers), min(currents)
@@ -339,7 +339,8 @@ def optimize_targets(run: Any, name: str, outcome: dict[str, dict[str, Any]],
                 # too fast to be true: timed again on new inputs (every timed call is checked);
                 # a speedup that does not come back is rejected
                 try:
-                    again, currents2 = time_side_by_side(lambda: run.time_written(name, target), path, original)
+                    again, currents2 = time_side_by_side(lambda: run.profiler.time_written(name, target), path,
+                                                         original)
                 except Exception as exc:
                     return Verdict("failed", f"timing failed: {type(exc).__name__}: {exc}"[:300])
                 speedup, speedup2 = before / seconds, min(currents2) / min(again)

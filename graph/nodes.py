@@ -91,19 +91,20 @@ def route_after_validate(state: RegionState) -> Literal["retry", "fix", "profile
 
 def profile(state: RegionState, runtime: Runtime[WorkflowRun]) -> dict[str, Any]:
     """Time the validated targets that run here against the reference."""
-    timed = runtime.context.profile(state["region"]["name"], state.get("outcome", {}), state.get("level", 0))
+    timed = runtime.context.profiler.profile(state["region"]["name"], state.get("outcome", {}), state.get("level", 0))
     return {"outcome": {**state.get("outcome", {}), **timed}} if timed else {}
 
 
 def route_after_profile(state: RegionState, runtime: Runtime[WorkflowRun]) -> Literal["optimize", "finish"]:
-    return "optimize" if runtime.context.slow_targets(state.get("outcome", {})) else "finish"
+    return "optimize" if runtime.context.profiler.slow_targets(state.get("outcome", {})) else "finish"
 
 
 def optimize(state: RegionState, runtime: Runtime[WorkflowRun]) -> dict[str, Any]:
     """The schedule-variant search for the targets below the workflow's roofline fraction."""
     run, name = runtime.context, state["region"]["name"]
-    outcome = {**state.get("outcome", {}), **run.optimize(name, state.get("outcome", {}), state.get("level", 0))}
-    slow = run.slow_targets(outcome)
+    found = run.profiler.optimize(name, state.get("outcome", {}), state.get("level", 0))
+    outcome = {**state.get("outcome", {}), **found}
+    slow = run.profiler.slow_targets(outcome)
     if not (state["region"].get("fixer") and slow):
         return {"outcome": outcome}
 

@@ -18,8 +18,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from graph import optimize_steps as opt
 from graph.config import ConfigError, Workflow
+from graph.profiling import RegionProfiler
 from graph.pytorch_steps import emit_model_new, load_regions, ops_entry
 from graph.pytorch_steps import validate as validate_torch
 from graph.report import region_entry, target_entry, write_reports
@@ -32,7 +32,6 @@ from translate import ir
 from translate.analysis import analyze, loop_report
 from translate.schedule import Schedule
 from validation import sandbox
-from validation.ceilings import device_name
 from validation.region import ReferenceSpec, TargetValidation, ValidationPlan, validate_region
 from validation.runners import build_reference
 
@@ -60,17 +59,16 @@ class WorkflowRun:
         self._files: list[Path] = []  # the sources the frontend parsed
         self._all_files: list[Path] = []  # every source: the reference compiles what fparser cannot parse too
         self._reference: Any = None
-        self._torch: dict[str, Any] = {}  # PyTorch regions (graph.pytorch_steps.TorchRegion) by name
+        self.torch_regions: dict[str, Any] = {}  # PyTorch regions (graph.pytorch_steps.TorchRegion) by name
         self._notes: dict[str, dict[str, list[str]]] = {}  # Rendered.notes by region and target
         self._model_new: dict[str, tuple[str | None, str | None]] = {}  # ModelNew file or why not
         self._analysed: dict[str, ir.Kernel] = {}  # region -> kernel with its loops decided
-        self._timing = threading.Lock()  # one timed region at a time: concurrent timings disturb each other
-        self._profiles: dict[str, tuple[Any, float | None]] = {}  # region -> (ProfileCase, reference seconds)
         self._llm: Any = None  # graph.llm.LLMClient of the agent, made on first use
         self._started = time.monotonic()
         self._done = 0
         self._finished: list[dict[str, Any]] = []  # report entries of the regions finished in this process
         self._total = 0
+        self.profiler = RegionProfiler(self)  # the profile and optimize stages
 
     # ------------------------------------------------------------ progress
 
@@ -97,8 +95,8 @@ class WorkflowRun:
                 return {}, [str(err)]
             if self.workflow.language == "pytorch":
 
-                self._torch, errors = load_regions(self.workflow, self._files)
-                self._kernels = {name: r.kernel for name, r in self._torch.items()}
+                self.torch_regions, errors = load_regions(self.workflow, self._files)
+                self._kernels = {name: r.kernel for name, r in self.torch_regions.items()}
                 return self._kernels, errors
             if self.workflow.language != "fortran":
                 self._kernels = {}
@@ -213,7 +211,7 @@ class WorkflowRun:
             regions.append({"name": name, "source": k.origin.path, "line": k.origin.line, "status": "translated",
                             "reason": None, "targets": self.targets, "loops": loops,
                             "fixer": agents,
-                            **({"notes": list(k.notes)} if k.notes and name not in self._torch else {})})
+                            **({"notes": list(k.notes)} if k.notes and name not in self.torch_regions else {})})
         for r in regions:  # for coverage counts: main programs apart, routines with loops apart
             k = kernels[r["name"]]
             r["kind"] = "program" if isinstance(k, ir.Opaque) and k.reason.startswith("PROGRAM ") else "routine"
@@ -267,7 +265,7 @@ class WorkflowRun:
         """Write each target's files for one region at a schedule level."""
 
         kernel = self.analysed(name)
-        schedule = self._schedule(level)
+        schedule = self.schedule(level)
         out: dict[str, dict[str, Any]] = {}
         for target in targets:
             try:
@@ -285,10 +283,10 @@ class WorkflowRun:
             out[target] = target_entry("rendered", None, files=files, schedule=schedule.describe())
             with self._lock:
                 self._notes.setdefault(name, {})[target] = list(rendered.notes)
-            if target == "triton" and name in self._torch:
+            if target == "triton" and name in self.torch_regions:
 
-                made = emit_model_new(kernel, self._torch[name].path, self.out_dir,
-                                      [*kernel.notes, *rendered.notes], rendered.symbol, self._torch[name])
+                made = emit_model_new(kernel, self.torch_regions[name].path, self.out_dir,
+                                      [*kernel.notes, *rendered.notes], rendered.symbol, self.torch_regions[name])
                 with self._lock:
                     self._model_new[name] = made
         return out
@@ -319,7 +317,7 @@ class WorkflowRun:
         self._load()
         return self._shared_reference()
 
-    def _run_validation(self, name: str, dirs: dict[str, Path], level: int | None, reference: Any = None,
+    def run_validation(self, name: str, dirs: dict[str, Path], level: int | None, reference: Any = None,
                         record_golden: bool = True, *, kernel: ir.Kernel | None = None,
                         workdir: Path | None = None, **extra: Any) -> Any:
         """``validation.region.validate_region`` of a Fortran region with the workflow's settings
@@ -348,7 +346,7 @@ class WorkflowRun:
 
         opaque = isinstance(self._load()[0][name], ir.Opaque)
         try:
-            result = self._run_validation(name, {target: self.out_dir / target}, None, record_golden=opaque,
+            result = self.run_validation(name, {target: self.out_dir / target}, None, record_golden=opaque,
                                           kernel=kernel, workdir=self.out_dir / ".build" / name / "agent",
                                           seed=seed, reduces=True, untrusted=True)
         except Exception as exc:  # never let one answer stop the run
@@ -358,7 +356,7 @@ class WorkflowRun:
     def validate(self, name: str, targets: list[str], level: int) -> dict[str, dict[str, Any]]:
         kernel = self.analysed(name)
         self.progress(f"{name}: validating {', '.join(targets)} (schedule: {Schedule(level=level).describe()})")
-        torch_region = self._torch.get(name)
+        torch_region = self.torch_regions.get(name)
         reference = None if torch_region else self._shared_reference()  # None: the region builds its own
         try:
             if torch_region is not None:
@@ -368,7 +366,7 @@ class WorkflowRun:
                                         {t: self.out_dir / t for t in targets}, self.out_dir, self.cache_dir,
                                         self.timeout, level)
             else:
-                result = self._run_validation(name, {t: self.out_dir / t for t in targets}, level, reference)
+                result = self.run_validation(name, {t: self.out_dir / t for t in targets}, level, reference)
         except Exception as exc:  # never let one region stop the run
             return {t: target_entry("failed", f"validation error: {type(exc).__name__}: {exc}", retryable=False)
                     for t in targets}
@@ -391,115 +389,8 @@ class WorkflowRun:
 
     # ------------------------------------------------------- profile/optimize
 
-    def _schedule(self, level: int, block: int = 256) -> Schedule:
+    def schedule(self, level: int, block: int = 256) -> Schedule:
         return Schedule(level=level, block=block, matmul_library=self.workflow.optimize.matmul == "library")
-
-    def profile(self, name: str, outcome: dict[str, dict[str, Any]], level: int) -> dict[str, dict[str, Any]]:
-        """Time the reference and every validated target that runs on this machine at the
-        profiling sizes (graph.optimize_steps); the changed target entries. PyTorch
-        regions are timed by benchmarks/torch_bench.py instead."""
-
-        ready = [t for t, e in outcome.items() if e.get("status") == "validated" and opt.runs_here(t)]
-        if name in self._torch or not ready:
-            return {}
-        kernel = self.analysed(name)
-        out: dict[str, dict[str, Any]] = {}
-        with self._timing:
-            try:
-                pc = opt.profile_case(kernel, self.workflow.region(name), self.workflow.optimize, self.workflow.root)
-                ref_s = opt.time_reference(self._shared_reference(), kernel, pc, self._profile_dir(name))
-            except Exception as exc:  # profiling never fails a validated region
-                return {t: {**outcome[t], "profile_error": f"{type(exc).__name__}: {exc}"[:300]} for t in ready}
-            self._profiles[name] = (pc, ref_s)
-            for t in ready:
-                try:
-                    if "LLM agent" in str(outcome[t].get("schedule", "")):  # an LLM's code: timed untrusted
-                        seconds = self._time_untrusted(name, t, pc)
-                    else:
-                        seconds = opt.time_target(t, self.out_dir / t, kernel, pc, self.cache_dir,
-                                                  self._profile_dir(name))
-                    fields = opt.measured(t, kernel, pc, seconds, ref_s, self._schedule(level).variant())
-                    out[t] = {**outcome[t], **fields}
-                except Exception as exc:
-                    out[t] = {**outcome[t], "profile_error": f"{type(exc).__name__}: {exc}"[:300]}
-                    continue
-                e = out[t]
-                frac = f", {e['fraction_of_peak'] * 100:.0f}% of the roofline" if e["fraction_of_peak"] else ""
-                vs = f", {e['speedup']:.2f}x the reference" if e["speedup"] else ""
-                self.progress(f"{name}: {t} {e['time_s'] * 1e3:.3f} ms{vs}{frac}")
-        return out
-
-    def _profile_dir(self, name: str) -> Path:
-        return self.out_dir / ".build" / name / "profile"
-
-    def slow_targets(self, outcome: dict[str, dict[str, Any]]) -> list[str]:
-        """Profiled targets below the workflow's fraction of the roofline (the optimize step's work)."""
-        cfg = self.workflow.optimize
-        if not cfg.enabled:
-            return []
-        return [t for t, e in outcome.items()
-                if e.get("fraction_of_peak") is not None and e["fraction_of_peak"] < cfg.fraction]
-
-    def optimize(self, name: str, outcome: dict[str, dict[str, Any]], level: int) -> dict[str, dict[str, Any]]:
-        """The variant search for each slow target; the winner's files replace the output's."""
-
-        if name not in self._profiles:
-            return {}
-        kernel = self.analysed(name)
-        pc, ref_s = self._profiles[name]
-        cache = opt.ResultCache(self.cache_dir / "profile")
-        current = self._schedule(level)
-        scratch = self.out_dir / ".build" / name / "variants"
-        out: dict[str, dict[str, Any]] = {}
-        for t in self.slow_targets(outcome):
-            e = outcome[t]
-            device = device_name("gpu" if t in opt.GPU_TARGETS else "cpu")
-
-            def check(folder: Path, sch: Schedule, t: str = t) -> tuple[str, str | None]:
-                r = self._run_validation(name, {t: folder}, sch.level, record_golden=False).targets[t]
-                return r.status, r.reason or None
-
-            def timer(folder: Path, t: str = t) -> float:
-                return opt.time_target(t, folder, kernel, pc, self.cache_dir, self._profile_dir(name))
-
-            self.progress(f"{name}: {t} at {e['fraction_of_peak'] * 100:.0f}% of the roofline: trying "
-                          f"{self.workflow.optimize.budget} schedule variants")
-            with self._timing:
-                found = opt.search(t, kernel, pc, current, e["time_s"], self.workflow.optimize.budget,
-                                   scratch, cache, device, check, timer)
-            best = found.best
-            entry = {**e, "search": found.history}
-            if best != current:
-                get_renderer(t, best).render(kernel, best).write(self.out_dir)
-                entry.update(opt.measured(t, kernel, pc, found.best_s, ref_s, best.variant()))
-                entry.update(schedule=best.describe(), time_before_search_s=found.before_s)
-                self.progress(f"{name}: {t} {best.variant()} wins: {found.before_s * 1e3:.3f} -> "
-                              f"{found.best_s * 1e3:.3f} ms (timed in turns)")
-            else:
-                self.progress(f"{name}: {t} keeps {current.variant()} (no variant was faster)")
-            out[t] = entry
-        return out
-
-    def profile_case_of(self, name: str) -> tuple[Any, float | None]:
-        """The profiling case and reference seconds of a profiled region."""
-        return self._profiles[name]
-
-    def time_written(self, name: str, target: str) -> float:
-        """Seconds of the target's current files at the region's profiling sizes: an LLM's code,
-        so timed untrusted (``optimize_steps.time_untrusted``: sandboxed, this process's clock,
-        fresh inputs per call, every timed call's results checked)."""
-
-        with self._timing:
-            return self._time_untrusted(name, target, self._profiles[name][0])
-
-    def _time_untrusted(self, name: str, target: str, pc: Any) -> float:
-
-        kernel = self.analysed(name)
-        cfg, vcfg = self.workflow.region(name), self.workflow.validate
-        tolerance = (vcfg.rtol, vcfg.atol) if vcfg.rtol is not None and vcfg.atol is not None else None
-        cases = opt.timing_cases(kernel, cfg, self.workflow.optimize, self.workflow.root, pc)
-        return opt.time_untrusted(target, self.out_dir / target, kernel, cases, self._shared_reference(),
-                                  self.cache_dir, self._profile_dir(name) / "agent", tolerance)
 
     def target_files(self, name: str, target: str) -> list[str]:
         """The region's files of one target, relative to the output folder."""
@@ -523,9 +414,9 @@ class WorkflowRun:
         targets = {t: {k: v for k, v in outcome.get(t, target_entry("failed", "not attempted")).items()
                        if k != "retryable"} for t in region["targets"]}
         extra: dict[str, Any] = {}
-        if region["name"] in self._torch:
+        if region["name"] in self.torch_regions:
 
-            kernel = self._torch[region["name"]].kernel
+            kernel = self.torch_regions[region["name"]].kernel
             with self._lock:
                 notes = dict(self._notes.get(region["name"], {}))
                 model_file, why_not = self._model_new.get(region["name"], (None, "Triton was not rendered"))

@@ -12,6 +12,7 @@ import pytest
 
 from graph.cli import run_workflow
 from graph.config import load
+from graph.profiling import RegionProfiler
 from tests.llm_server import ScriptedLLMServer
 
 # the examples' search written with an arithmetic IF, which the compiler refuses
@@ -312,7 +313,6 @@ def test_a_tenfold_speedup_is_timed_again(tmp_path: Path, server: ScriptedLLMSer
     agree and the speedup comes back; rejected when its timings disagree or the speedup is not
     reproduced. (The timings are stood in for: a genuine tenfold answer is not something a test
     can script.)"""
-    from graph.pipeline import WorkflowRun
 
     def run(agent: str) -> dict:
         return _run_one(tmp_path, "mm.f", MATMUL, MM_SETTINGS, agent, "mmlike")
@@ -324,7 +324,7 @@ def test_a_tenfold_speedup_is_timed_again(tmp_path: Path, server: ScriptedLLMSer
     timings = iter([before / 250, before, before * second, before,
                     before / again, before, before / again, before])
 
-    monkeypatch.setattr(WorkflowRun, "time_written", lambda self, name, target: next(timings))
+    monkeypatch.setattr(RegionProfiler, "time_written", lambda self, name, target: next(timings))
     server.add("```cpp\n" + generated + "\n```")
     region = run(_agent(server, optimizer=1))
     (attempt,) = [a for a in region["attempts"] if a.get("role") == "optimizer"]

@@ -18,6 +18,7 @@ class ScriptedRun:
     def __init__(self) -> None:
         self.calls: list[tuple[str, str, int]] = []
         self.written: list[dict[str, Any]] = []
+        self.profiler = self  # the profile and optimize stages (graph.profiling.RegionProfiler)
 
     def progress(self, message: str) -> None:
         pass
