@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from validation import sandbox
-from validation.runners import WALL_CAP_FACTOR, _py_env, one_thread, run_process
+from validation.processes import WALL_CAP_FACTOR, one_thread, py_env, run_process
 
 LOAD_CPU_S = 600  # CPU seconds a file may take to load, capture and lower
 
@@ -48,7 +48,7 @@ def load_in_worker(path: Path, sizes: dict[str, Any], options: dict[str, Any], r
                "rel": rel, "size_args": size_args, "out": str(out)}
         (base / "job.json").write_text(json.dumps(job))
         cmd = [sys.executable, "-P", "-m", "parsers.torch_load", str(base / "job.json")]
-        env: dict[str, str] | None = _py_env(one_thread())
+        env: dict[str, str] | None = py_env(one_thread())
         cwd: Path = Path(path).resolve().parent
         if sandbox.probe().available:
             readable = [root.resolve(), Path(path).resolve().parent,

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from validation import runners, sandbox
-from validation.runners import run_process
+from validation.processes import run_process
 
 pytestmark = pytest.mark.skipif(os.environ.get("KT_SANDBOX", "").lower() in ("0", "off", "no"),
                                 reason="sandbox turned off by KT_SANDBOX")

@@ -1,5 +1,5 @@
 """Time limits of validation runs: CPU time, not wall-clock time, decides when a run is
-stopped (validation.runners.run_process); a timeout is inconclusive, never a match
+stopped (validation.processes.run_process); a timeout is inconclusive, never a match
 (validation.region.judge); the candidates' limit and the retry's smaller sizes
 (validation.limits). The retry itself runs in tests/test_validation_runs.py."""
 
@@ -19,8 +19,9 @@ from tests.validation_kernels import DAXPY
 from validation import cputime
 from validation.inputs import make_case
 from validation.limits import LIMIT_CAP, candidate_limit, explains_timeout, smaller_sizes, work_growth
+from validation.processes import run_process
 from validation.region import judge
-from validation.runners import RunResult, run_process
+from validation.runners import RunResult
 
 needs_proc = pytest.mark.skipif(not cputime.available(), reason="needs Linux /proc")
 

@@ -3,7 +3,7 @@
 ``group_seconds(pgid)`` sums user + system time over every live process of the
 group (all their threads included) plus the time of the children they have
 already reaped (cutime + cstime), so a worker that forks helpers is charged
-for them too. Used by :func:`validation.runners.run_process` to limit what a
+for them too. Used by :func:`validation.processes.run_process` to limit what a
 validation run actually computed rather than the wall-clock time it spent
 waiting for a core on a busy machine.
 """

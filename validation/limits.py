@@ -6,7 +6,7 @@ that finishes is compared with the reference; one stopped by its limit makes the
 target "inconclusive" (``validation.region.judge``) and never counts as a matched
 trial. So the limits here may be generous without letting a wrong kernel through;
 they bound how long a kernel that never finishes is allowed to burn. Limits are
-CPU time (``validation.runners.run_process``), so a busy machine does not use them up.
+CPU time (``validation.processes.run_process``), so a busy machine does not use them up.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ Public API::
 
 Every build and run is a child process with a time limit; its process group is
 killed on timeout. A run's limit is CPU time (``timeout`` seconds per case), so
-a busy machine does not make it time out; a wall-clock cap ``WALL_CAP_FACTOR``
+a busy machine does not make it time out; a wall-clock cap (``validation.processes``)
 times larger stops one that hangs without computing (``RunResult.timed_out``).
 Failures (compile errors, crashes, hangs, nonzero exits) come back as results
 with ``ok=False`` and a reason, never as exceptions.
@@ -22,17 +22,14 @@ under ``cache_dir`` (default ``$KT_CACHE`` or ``~/.cache/kernel-translate``).
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,35 +41,19 @@ import numpy as np
 from targets import host_calls
 from targets.base import TARGETS
 from translate import ir
-from validation import cputime, sandbox, stopping, symbols, toolchains
+from validation import sandbox, symbols, toolchains
 from validation.inputs import Case
+from validation.processes import (
+    WALL_CAP_FACTOR,
+    one_thread,
+    py_env,
+    run_process,
+    tail,
+)
 from validation.signature import signature
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 TARGET_EXT = MappingProxyType({name: t.extension for name, t in TARGETS.items()})
-# How often run_process reads a CPU-time-limited group's CPU time from /proc (a scan of
-# every process, cheap next to the interval), so a limit is enforced to within this.
-CPU_POLL_S = 0.2
-# A validation worker's wall-clock cap, as a multiple of its CPU-time limit per case. It
-# only stops a process that sleeps or deadlocks (uses no CPU); six workers sharing two
-# cores each get a third of one, so the cap leaves room for far heavier load than that.
-WALL_CAP_FACTOR = 10.0
-# Thread counts a validation worker runs with 1 (OpenMP: Kokkos's OpenMP backend and PyTorch's
-# intra-op pool; OpenBLAS and MKL under numpy): a CPU-time limit charges every thread, so on a
-# 100-core host a threaded run would spend it 100 times faster than the wall clock (spinning
-# idle threads included), and a correctness run gains nothing from threads (CPU validation
-# runs parallel loops in order; the order audit is what looks for races).
-ONE_THREAD = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
-
-
-@dataclass(frozen=True)
-class ProcResult:
-    ok: bool
-    reason: str
-    returncode: int | None
-    output: str
-    seconds: float
-    timed_out: str = ""  # which limit stopped it: "cpu" (CPU time), "wall" (wall-clock) or "" (none)
 
 
 @dataclass(frozen=True)
@@ -116,134 +97,6 @@ def default_cache_dir() -> Path:
     return Path(os.environ.get("KT_CACHE", Path.home() / ".cache" / "kernel-translate"))
 
 
-def _tail(text: str, n: int = 4000) -> str:
-    return text if len(text) <= n else "..." + text[-n:]
-
-
-def _last_error(text: str) -> str:
-    lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
-    for ln in lines:
-        if "error" in ln.lower() and not ln.lower().startswith("ninja"):
-            return ln[:300]
-    return lines[-1][:300] if lines else "(no output)"
-
-
-def run_process(cmd: list[str], what: str, timeout: float, cwd: Path | None = None,
-                env: dict[str, str] | None = None, progress: Path | None = None,
-                cpu_limit: float | None = None, max_processes: int | None = None,
-                exit_signals: bool = False) -> ProcResult:
-    """Run ``cmd`` in its own process group; kill the whole group when it runs
-    ``timeout`` wall-clock seconds or, given ``cpu_limit``, once the group has used
-    ``cpu_limit`` seconds of CPU time (user + system of all its processes and threads,
-    read from /proc: :mod:`validation.cputime`). Both count from the start, or from
-    when ``progress`` (a file the process appends to after each step) last grew.
-
-    A CPU-time limit is what a run on a busy machine must be held to: time spent
-    waiting for a core is not charged, so a run slowed by other work is not killed,
-    while a loop that never ends still is. ``timeout`` is then only the last resort
-    against a process that sleeps or deadlocks without using the CPU. Where /proc is
-    missing, ``cpu_limit`` is applied to wall-clock time instead. ``ProcResult.timed_out``
-    says which limit stopped it ("cpu" or "wall"). ``max_processes``: the group is killed
-    when it holds more processes than that at one reading (a fork bomb in a candidate).
-    ``exit_signals``: read an exit status above 128 as death by signal (status - 128), as a
-    sandbox's first process reports its child's."""
-    stopping.check()
-    t0 = time.perf_counter()
-    if cpu_limit is not None and not cputime.available():
-        timeout, cpu_limit = min(timeout, cpu_limit), None
-    with tempfile.TemporaryFile("w+", errors="replace") as log:
-        try:
-            p = subprocess.Popen(_dies_with_us(cmd), cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=log,
-                                 stderr=subprocess.STDOUT, start_new_session=True)
-        except OSError as exc:
-            return ProcResult(False, f"{what} could not start: {exc}", None, "", 0.0)
-        deadline, stamp, started = t0 + timeout, None, t0
-        used = mark = 0.0  # CPU seconds of the group: the latest reading, and the reading at the last progress
-        next_poll = t0
-        timed_out = ""
-        while True:
-            try:
-                p.wait(timeout=0.05)
-                break
-            except subprocess.TimeoutExpired:
-                pass
-            if stopping.requested():
-                timed_out = "stopped"
-            now = time.perf_counter()
-            step = progress is not None and progress.exists() and progress.stat().st_size != stamp
-            if (cpu_limit is not None or max_processes) and (step or now >= next_poll):
-                # max: a group process reaped by a parent outside the group takes its time with it
-                seconds, count = cputime.group_usage(p.pid)
-                used, next_poll = max(used, seconds), now + CPU_POLL_S
-                if max_processes and count > max_processes:
-                    timed_out = "processes"
-            if step:
-                assert progress is not None
-                stamp, deadline, mark, started = progress.stat().st_size, now + timeout, used, now
-            if timed_out:
-                pass
-            elif cpu_limit is not None and used - mark > cpu_limit:
-                timed_out = "cpu"
-            elif now > deadline:
-                timed_out = "wall"
-            if timed_out:
-                try:
-                    os.killpg(p.pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-                p.wait()
-                break
-        log.seek(0)
-        out = log.read()
-    if timed_out == "stopped" or stopping.requested():
-        raise stopping.Interrupted(f"{what} stopped: the run was interrupted")
-    dt = time.perf_counter() - t0
-    rc = p.returncode
-    if exit_signals and rc is not None and rc > 128 and rc - 128 in signal.valid_signals():
-        rc = 128 - rc
-    if timed_out == "processes":
-        return ProcResult(False, f"{what} was stopped: it started more than {max_processes} processes", None, out,
-                          dt)
-    if timed_out == "cpu":
-        spent = time.perf_counter() - started
-        return ProcResult(False, f"{what} timed out: it used more than its limit of {cpu_limit:g} s of CPU time "
-                                 f"({used - mark:.1f} s in {spent:.1f} s wall-clock)", None, out, dt, "cpu")
-    if timed_out and cpu_limit is not None:
-        return ProcResult(False, f"{what} timed out after {timeout:g} s wall-clock having used only "
-                                 f"{used - mark:.1f} s of CPU time (hung or sleeping?)", None, out, dt, "wall")
-    if timed_out:
-        return ProcResult(False, f"{what} timed out after {timeout:g} s", None, out, dt, "wall")
-    if rc == 0:
-        return ProcResult(True, "", 0, out, dt)
-    if rc < 0:
-        name = signal.Signals(-rc).name if -rc in signal.valid_signals() else str(-rc)
-        extra = " (killed: out of memory?)" if -rc == signal.SIGKILL else ""
-        return ProcResult(False, f"{what} crashed with signal {name}{extra}", rc, out, dt)
-    return ProcResult(False, f"{what} failed (exit {rc}): {_last_error(out)}", rc, out, dt)
-
-
-@functools.cache
-def _setpriv() -> str:
-    """util-linux's setpriv, if it can set a parent-death signal here ("" if not)."""
-    tool = shutil.which("setpriv")
-    if not tool:
-        return ""
-    try:
-        probe = subprocess.run([tool, "--pdeathsig", "KILL", "--", "true"], capture_output=True, timeout=10)
-        ok = probe.returncode == 0
-    except (OSError, subprocess.TimeoutExpired):
-        ok = False
-    return tool if ok else ""
-
-
-def _dies_with_us(cmd: list[str]) -> list[str]:
-    """``cmd`` set to be killed when the thread that started it dies (the tool killed with
-    SIGKILL leaves no compiler or worker running on); a command that is not found stays as
-    it is, so that starting it fails with its own name."""
-    tool = _setpriv()
-    return [tool, "--pdeathsig", "KILL", "--", *cmd] if tool and cmd and shutil.which(cmd[0]) else cmd
-
-
 def _hash(*parts: str | bytes) -> str:
     h = hashlib.sha256()
     for p in parts:
@@ -266,23 +119,11 @@ def _publish(tmp: Path, final: Path) -> None:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _py_env(extra: dict[str, str] | None = None) -> dict[str, str]:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT), *filter(None, [env.get("PYTHONPATH")])])
-    env.update(extra or {})
-    return env
-
-
 def runtime_dirs() -> list[Path]:
     """Folders a built candidate loads libraries from outside the system's (a Kokkos installed
     elsewhere): visible, read-only, in the sandbox."""
     info = toolchains.find_kokkos()
     return [Path(info.lib_dir)] if info is not None and Path(info.lib_dir).is_dir() else []
-
-
-def one_thread(extra: dict[str, str] | None = None) -> dict[str, str]:
-    """``extra`` plus ``ONE_THREAD`` set to 1: the environment of a validation worker."""
-    return {**dict.fromkeys(ONE_THREAD, "1"), **(extra or {})}
 
 
 # ----------------------------------------------------------------- reference
@@ -343,14 +184,14 @@ def build_reference(sources: list[Path], kernels: list[ir.Kernel], workdir: Path
         shutil.rmtree(tmp, ignore_errors=True)
         first = next(iter(compiled.failures.values()))
         return ReferenceBuild(False, f"reference build failed: no source file compiled: {first}",
-                              log=notes + _tail("\n".join(compiled.log)), failed=failed)
+                              log=notes + tail("\n".join(compiled.log)), failed=failed)
     texts, wrong = refbuild.check_wrappers(texts, tmp, timeout, run_process)
     failed |= wrong
     # f2py needs at least one routine; a build whose kernels all failed still answers with their reasons
     wrap = "\n".join(texts.values()) or "subroutine kt_ref_kt_none()\nend subroutine kt_ref_kt_none\n"
     (tmp / "kt_wrappers.f90").write_text(wrap)
     f2py = [sys.executable, "-m", "numpy.f2py"]
-    env = _py_env()
+    env = py_env()
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
     lib_flags, link_files, ldflags = refbuild.link_options(libraries, compiled.objects)
     if ldflags:
@@ -368,7 +209,7 @@ def build_reference(sources: list[Path], kernels: list[ir.Kernel], workdir: Path
     if not r.ok or not list(tmp.glob(f"{module}*.so")):
         shutil.rmtree(tmp, ignore_errors=True)
         reason = r.reason or "f2py produced no extension module"
-        return ReferenceBuild(False, f"reference build failed: {reason}", log=notes + _tail("\n".join(log)),
+        return ReferenceBuild(False, f"reference build failed: {reason}", log=notes + tail("\n".join(log)),
                               failed=failed)
     for scratch in ("bld", "check"):
         shutil.rmtree(tmp / scratch, ignore_errors=True)
@@ -376,7 +217,7 @@ def build_reference(sources: list[Path], kernels: list[ir.Kernel], workdir: Path
     (tmp / "notes.txt").write_text(notes)
     (tmp / "ok").write_text("")
     _publish(tmp, final)
-    return ReferenceBuild(True, "", final, module, log=notes + _tail("\n".join(log)), failed=failed)
+    return ReferenceBuild(True, "", final, module, log=notes + tail("\n".join(log)), failed=failed)
 
 
 def _reference_key(sources: list[Path], extra: list[Path], kernels: list[ir.Kernel], include: Sequence[Path],
@@ -436,7 +277,7 @@ def _call(job: dict[str, Any], kernel: ir.Kernel, cases: list[Case], workdir: Pa
     (base / "job.json").write_text(json.dumps(job, indent=1))
     cmd = [sys.executable, "-P", "-m", "validation.worker", str(base / "job.json")]
     extra = dict(env or {}) if timing else one_thread(env)
-    cwd, full_env, most, boxed = workdir, _py_env(extra), None, False
+    cwd, full_env, most, boxed = workdir, py_env(extra), None, False
     if job["mode"] != "reference" and sandbox.probe().available:
         jail = candidate_jail(job, base, extra, job.get("device") == "cuda" or bool(job.get("gpu")))
         cmd, cwd, full_env, most, boxed = sandbox.command(cmd, jail, cwd=base), base, None, sandbox.MAX_PROCESSES, True
@@ -453,11 +294,11 @@ def _call(job: dict[str, Any], kernel: ir.Kernel, cases: list[Case], workdir: Pa
         if k < len(done):
             with np.load(item["out"], allow_pickle=False) as z:
                 outputs = {n: z[n] for n in z.files}
-            results.append(RunResult(True, "ran", "", outputs, float(done[k]["seconds"]), _tail(r.output),
+            results.append(RunResult(True, "ran", "", outputs, float(done[k]["seconds"]), tail(r.output),
                                      cpu_seconds=float(done[k].get("cpu_seconds", 0.0))))
         elif k == len(done):
             reason = r.reason or f"{what} exited without finishing"
-            results.append(RunResult(False, "failed", reason, seconds=r.seconds, log=_tail(r.output),
+            results.append(RunResult(False, "failed", reason, seconds=r.seconds, log=tail(r.output),
                                      timed_out=r.timed_out))
         else:
             results.append(RunResult(False, "failed", "not run (an earlier case failed)"))
@@ -591,7 +432,7 @@ def compile_cached(kind: str, cmd: list[str], text: str, cache_dir: Path | None,
         outputs.append(r.output)
         if not r.ok:
             shutil.rmtree(tmp, ignore_errors=True)
-            return CandidateBuild(False, "failed", r.reason, log=_tail("".join(outputs)))
+            return CandidateBuild(False, "failed", r.reason, log=tail("".join(outputs)))
         if n == 0 and link is not None and extern_ok is not None:
             try:
                 refused = symbols.check_object(tmp / "obj.o", extern_ok)
@@ -602,7 +443,7 @@ def compile_cached(kind: str, cmd: list[str], text: str, cache_dir: Path | None,
                 return CandidateBuild(False, "failed", "symbol check: the compiled code calls what a kernel may "
                                                        f"not: {'; '.join(refused)}")
     _publish(tmp, final)
-    return CandidateBuild(True, "built", "", final / "lib.so", _tail("".join(outputs)))
+    return CandidateBuild(True, "built", "", final / "lib.so", tail("".join(outputs)))
 
 
 def run_candidate(target: str, files_dir: Path, kernel: ir.Kernel, case: Case, workdir: Path,

@@ -16,7 +16,7 @@ Flatpak is built on) starts in new user, PID, network, IPC, UTS and cgroup names
   no API keys, no tokens);
 - uid 65534 and no capabilities inside, ``--die-with-parent`` (the sandbox dies with the tool);
 - limits: the caller's CPU-time and wall-clock limits and a process count
-  (:func:`validation.runners.run_process`), an address-space limit through ``prlimit`` on
+  (:func:`validation.processes.run_process`), an address-space limit through ``prlimit`` on
   CPU runs (a GPU context maps far more virtual memory than it uses, so GPU runs get none).
 
 A Python-level guard cannot do this: code in the same interpreter can undo any guard.

@@ -3,7 +3,7 @@
 A signal is delivered to the process, and the work it must stop runs in the graph's worker
 threads and their child processes: so the request is one process-wide event (the only
 module-level state of the package, written only by :func:`request_stop`). Code that waits on
-a child process (``validation.runners.run_process``) polls it, kills its child's process group
+a child process (``validation.processes.run_process``) polls it, kills its child's process group
 and raises :class:`Interrupted`, which is a ``BaseException`` so that the handlers that keep
 one region's failure from stopping the others (``except Exception``) let it through: the
 interrupted node records nothing, and ``--resume`` runs it again.

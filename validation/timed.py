@@ -32,7 +32,8 @@ import numpy as np
 from translate import ir
 from validation import sandbox, stopping
 from validation.inputs import Case
-from validation.runners import _dies_with_us, _py_env, candidate_jail, one_thread, write_cases
+from validation.processes import dies_with_us, one_thread, py_env
+from validation.runners import candidate_jail, write_cases
 
 PINGS = 15  # no-op round trips measured before the calls
 
@@ -96,7 +97,7 @@ def time_calls(job: dict[str, Any], kernel: ir.Kernel, cases: list[Case], workdi
         (base / "job.json").write_text(json.dumps({**job, "cases": items}, indent=1))
         cmd = [sys.executable, "-P", "-m", "validation.serve", str(base / "job.json")]
         env_extra = {} if gpu else one_thread({"TRITON_INTERPRET": "1"} if job["mode"] == "triton" else {})
-        cwd, env = workdir, _py_env(env_extra)
+        cwd, env = workdir, py_env(env_extra)
         if sandboxed:
             if not sandbox.probe().available:
                 raise TimingError(f"no sandbox to time untrusted code in: {sandbox.probe().detail}")
@@ -111,7 +112,7 @@ def _run(cmd: list[str], cwd: Path, env: dict[str, str] | None, base: Path, item
          timeout: float) -> TimedCalls:
     log = base / "log.txt"
     with open(log, "wb") as err:
-        proc = subprocess.Popen(_dies_with_us(cmd), cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        proc = subprocess.Popen(dies_with_us(cmd), cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                 stderr=err, start_new_session=True)
     chan = _Channel(proc, timeout)
     try:

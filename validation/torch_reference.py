@@ -53,8 +53,9 @@ from translate.schedule import Schedule, apply_schedule
 from validation import golden, sandbox
 from validation.inputs import Case
 from validation.order_audit import audit_order
+from validation.processes import WALL_CAP_FACTOR, one_thread, py_env, run_process
 from validation.region import RegionValidation, TargetValidation, judge, other_deltas
-from validation.runners import WALL_CAP_FACTOR, _py_env, one_thread, run_candidate_cases, run_process
+from validation.runners import run_candidate_cases
 from validation.signature import ValidationError, signature
 from validation.signature import reduces as loop_reduces
 
@@ -185,7 +186,7 @@ def run_reference(source: Path, kernel: ir.Kernel, sizes: Mapping[str, Any], tri
         (base / "job.json").write_text(json.dumps(job, indent=1))
         # ``timeout``: CPU seconds per case, as for every validation worker (validation.runners)
         cmd = [sys.executable, "-P", "-m", "validation.torch_worker", str(base / "job.json")]
-        cwd, env = workdir, _py_env(one_thread())
+        cwd, env = workdir, py_env(one_thread())
         if sandbox.probe().available:  # the model file is the user's Python: run where it can harm nothing
             readable = [Path(source).resolve().parent, *sandbox.TOOL_PACKAGES,
                         *_package_dirs(loader)]
