@@ -12,7 +12,7 @@ Public API::
 
 Every build and run is a child process with a time limit; its process group is
 killed on timeout. A run's limit is CPU time (``timeout`` seconds per case), so
-a busy machine does not make it time out; a wall-clock cap (``validation.processes``)
+a busy machine does not make it time out; a wall-clock cap ``processes.WALL_CAP_FACTOR``
 times larger stops one that hangs without computing (``RunResult.timed_out``).
 Failures (compile errors, crashes, hangs, nonzero exits) come back as results
 with ``ok=False`` and a reason, never as exceptions.
