@@ -1,8 +1,7 @@
 """Pinning a GPU benchmark's process to one CPU that the GPU is local to (``region_bench.py gpu
 --pin``). The host's part of a timed call (a launch, the wait for a result) varied between
-processes on the H200 VM (field_summary_like Triton 0.683-0.822 ms free, 0.683-0.686 ms in six
-processes pinned with taskset: docs/measurements/2026-12-04-h200-session12.txt); pinning takes
-the process's CPU out of that comparison."""
+processes on a GPU machine, and far less between processes pinned with taskset
+(docs/measurements/tuning-evidence.md); pinning takes the process's CPU out of that comparison."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ the fraction of the machine's roofline each reaches.
 Two steps, because the GPU machine has no gfortran and no Fortran frontend::
 
     # here (gfortran, f2py, Kokkos): scale each validated region's sizes until it moves
-    # --bytes (default 2 GB, many times an H200's 60 MB L2), time the f2py reference and
+    # --bytes (default 2 GB, many times a GPU's L2 cache), time the f2py reference and
     # Kokkos (Serial) on this CPU, and write one plan file per region
     python benchmarks/region_bench.py plan PLAN_DIR [--project .] [--workflow W ...] [--region R ...]
                                           [--value NAME=V ...] [--bytes 2e9]

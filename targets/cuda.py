@@ -325,7 +325,7 @@ class CudaRenderer(CStyleRenderer):
         point is then a long serial run, and two per thread halve the threads of a short nest:
         matmul_nn's epilogue, a column per thread, made the region faster with one column per
         thread than with two, timed in turns in the region search;
-        docs/measurements/2026-12-04-h200-session12.txt)."""
+        docs/measurements/tuning-evidence.md)."""
         if len(seg.loops) != 1 or seg.reductions:
             return 1
         if self.schedule.run_length == 0 and any(isinstance(n, ir.Loop) for s in seg.body for n in ir.walk(s)):
@@ -405,7 +405,7 @@ class CudaRenderer(CStyleRenderer):
                 elif not seg.reductions and not self.schedule.grid_stride:
                     # a thread per element along x: a capped grid's threads stride the array in
                     # far-apart runs, which was much slower for a misaligned in-place loop
-                    # (docs/measurements/2026-12-03-h200-plane-probe.txt, vscal)
+                    # (docs/measurements/tuning-evidence.md, vscal)
                     dims[0] = f"kt_grid({trips[0]}, {shape[0]}, INT_MAX)"
                 if walk:  # the rows' tiles times the runs over y and z, every thread one run
                     tiles = [f"kt_grid({t}, {n}, INT_MAX)" for t, n in zip(trips[1:-1], shape[1:], strict=False)]
@@ -418,7 +418,7 @@ class CudaRenderer(CStyleRenderer):
                     # every block ends in one atomic per reduction: about 8192 blocks in all, the outer
                     # loops strided, not one block per row (contention on the same addresses); by hand,
                     # field_summary_like ran slower with fewer blocks and no faster with more
-                    # (docs/measurements/2026-12-03-h200-shape-probe-2.txt)
+                    # (docs/measurements/tuning-evidence.md)
                     buf.line(f"const unsigned gx = {dims[0]};")
                     have = "gx"
                     for k in range(1, len(trips)):

@@ -198,7 +198,7 @@ def paired_points(r: CudaRenderer, buf: CodeBuffer, seg: DeviceNest, k_names: Ma
     boundary) as double2 loads and stores when every array shares that alignment; one at a
     time at the end and where the alignments differ. Where two or more arrays are stored, the
     loads keep the stores' order (``kt_load2_ordered``: faster on vswap than the compiler's own
-    order; benchmarks/probes/vswap_load_order.cu, docs/measurements/2026-12-03-h200-session7.txt)."""
+    order; benchmarks/probes/vswap_load_order.cu, docs/measurements/tuning-evidence.md)."""
     lp = seg.loops[0]
     v, dt = r.var(lp.var), r.dtype_of(lp.var)
     k, trip = k_names.get(lp.var, v), f"{v}_trip"

@@ -6,10 +6,10 @@ nest can be walked the same way, row by row: by default when its reads form a re
 
 A stencil's neighbouring rows then come from the same tile and its neighbouring planes
 from the previous iterations of the same thread. In a hand-written probe of a 7-point 3-D
-Laplacian (``docs/measurements/2026-12-03-h200-plane-probe.txt``) plane walking came much
+Laplacian (``docs/measurements/tuning-evidence.md``) plane walking came much
 closer to the copy bandwidth than a thread per point, on CUDA (64x4 blocks with a register
 queue) and on Triton (2-row tiles walking 4 planes); a later probe
-(``docs/measurements/2026-12-03-h200-plane-probe-5.txt``) ran CUDA faster still with runs of 4
+(``docs/measurements/tuning-evidence.md``) ran CUDA faster still with runs of 4
 planes and the thread's indices taken straight from the grid than inside grid-stride loops.
 
 Reads of one read-only array at the same in-plane position and planes ``k+c`` for several
@@ -75,7 +75,7 @@ def queued(schedule: Schedule, seg: DeviceNest, target: str) -> bool:
     """Whether a walk of ``seg`` keeps register queues (``Schedule.register_queues``): True in
     every walk, False in none; None (the default) in CUDA walks of rows (2-D nests) and in
     every Triton walk, not in CUDA plane walks (there a queue made jacobi3d slower than loading
-    every plane: docs/measurements/2026-12-03-h200-region-bench-session6.txt)."""
+    every plane: docs/measurements/tuning-evidence.md)."""
     if schedule.register_queues is not None:
         return schedule.register_queues
     return target == "triton" or len(seg.loops) == 2

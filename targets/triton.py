@@ -83,7 +83,7 @@ def default_warps(launch: Launch) -> int:
     reductions over two or more loops or of a pair, and for 1-D nests storing to two or more arrays (faster
     than 4 warps on dgemv 'N', field_summary_like and vswap; slower with 8: 1-D nests storing one array,
     such as vcopy and vscal, and the 2-D ideal_gas_like storing two;
-    docs/measurements/2026-12-03-h200-{variants,region-bench-defaults,region-bench-final}.txt), else
+    docs/measurements/tuning-evidence.md), else
     Triton's default (0: not written)."""
     if launch.tile is not None:
         return 0  # walks: a 2-D one with reductions ran far slower at 8 warps than at 4 (field_summary_like)

@@ -274,7 +274,7 @@ class MatmulEmitter(_Emitter):
         if dtype is ir.DType.F32 and a.dtype == b.dtype and sbk == "1" and sbn != "1":
             # fp32 ieee tl.dot reading b along k stays far behind cuBLAS in every tile shape tried; b copied
             # into a K x N row-major buffer first, the copy included, comes much closer
-            # (benchmarks/probes/triton_fp32_matmul.py, docs/measurements/2026-12-03-h200-session8.txt)
+            # (benchmarks/probes/triton_fp32_matmul.py, docs/measurements/tuning-evidence.md)
             lines += [f"    # {b_arg} is read along k: copied into a K x N row-major buffer first (faster fp32 tiles)",
                       f"    kt_{b_arg}_rows = torch.empty((mm_batch, mm_k, mm_n), dtype={b_arg}.dtype, "
                       f"device={b_arg}.device)",

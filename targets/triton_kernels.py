@@ -319,7 +319,7 @@ class NestEmitter(_Emitter):
         regs: dict[ir.Load, ir.Expr] = {}
         if qs:
             # one new load per plane, the others carried from the previous planes (whether a walk keeps
-            # queues: targets.planes.queued; side by side: docs/measurements/2026-12-03-h200-session8.txt)
+            # queues: targets.planes.queued; side by side: docs/measurements/tuning-evidence.md)
             body(f"# register queue along {lp_s.var}: the run's first planes loaded before the walk")
             body(f"live = mask & (zero_lanes + first < {slow})")
             body(self.index_line(lp_s, "first"))
@@ -346,7 +346,7 @@ class NestEmitter(_Emitter):
         else:
             # a constant trip count, the last run's extra planes masked off: Triton pipelines the
             # loads of such a loop (dynamic bounds ran far below the constant count in a 128x2 tile
-            # walking 8 planes: docs/measurements/2026-12-03-h200-triton-plane-probe.txt)
+            # walking 8 planes: docs/measurements/tuning-evidence.md)
             self.walk_run(qs, regs, lp_s, "range(PLANES)", slow, guarded=True)
         self.store_partials()
         return self.head(extra).text() + body.text()

@@ -96,15 +96,15 @@ class Schedule:
     # CUDA: a 2-D nest without reductions that walks no rows runs two neighbouring iterations of its
     # outer loop per thread, the loads of both first (targets.cuda_points.paired_rows): faster than a
     # point per thread on rank1_concurrent and ideal_gas_like, side by side in the region table
-    # (docs/measurements/2026-12-03-h200-region-bench-session6.txt)
+    # (docs/measurements/tuning-evidence.md)
     row_pairs: bool = True
     # reads of neighbouring planes (rows) of a read-only array in a walked nest kept in a register
     # queue (targets.planes.queues): True in every walk, False in none, None the target's default: CUDA 2-D row walks
     # keep one, CUDA 3-D plane walks load every plane (the queue made jacobi2d and lap3d a little
-    # faster, jacobi3d much slower: docs/measurements/2026-12-03-h200-region-bench-session6.txt);
+    # faster, jacobi3d much slower: docs/measurements/tuning-evidence.md);
     # Triton plane walks keep one, in runs of 4 planes unless `run_length` says otherwise (faster than or
     # as fast as loading every plane in runs of 8; the queue in runs of 8 made lap3d slower:
-    # docs/measurements/2026-12-03-h200-session8.txt)
+    # docs/measurements/tuning-evidence.md)
     register_queues: bool | None = None
     # CUDA: a 1-D nest at two iterations per thread whose arrays (fp64) are each read and written at
     # one subscript runs the two as one 16-byte access per array (targets.cuda_points.vector_pairs)
@@ -119,14 +119,14 @@ class Schedule:
     # sums once, after the walk. The field_summary_like walk kernel with no guards at all ran faster
     # than guarded (benchmarks/probes/field_summary_guards.py), but this general form was slower in
     # every walk it was timed on, side by side in the region table (field_summary_like, jacobi3d,
-    # lap3d: docs/measurements/2026-12-04-h200-session12.txt); so it is off, and not among the
+    # lap3d: docs/measurements/tuning-evidence.md); so it is off, and not among the
     # search's variants (--variants still takes it)
     masks_after_walk: bool = False
     # Triton: a 1-D array's subscript split into the part every lane shares and the lanes' part, the
     # shared part added to the array's pointer first (``(dx + (ix - 1)) + (i - 1) * incx``). ivamax's
     # pair kernel ran faster reading DX(IX - 1 + I) than with the subscript whole
     # (benchmarks/probes/pair_kernel_forms.py), but generated it lost side by side on ivamax, vamax
-    # and vnrm2 (docs/measurements/2026-12-04-h200-session14.txt), so off: a search variant
+    # and vnrm2 (docs/measurements/tuning-evidence.md), so off: a search variant
     shared_subscript_first: bool = False
     # a short parallel loop around a serial loop that accumulates into one element per thread
     # (DGEMV 'N' after the interchange) splits the serial loop over blocks, adding atomically

@@ -28,7 +28,7 @@ from field_summary_walk import fs_walk  # noqa: E402
 from probe_common import field_summary_arrays, in_turns, load  # noqa: E402
 
 SRC = Path("examples/fortran_numerics/out/numerics_stencils/triton/field_summary_like_triton.py")
-ROOF = 4284.0  # GB/s: the copy roof the percentages are of (docs/measurements/2026-12-02-h200-ceilings.txt)
+ROOF = 4284.0  # GB/s: the copy roof the percentages are of (docs/measurements/tuning-evidence.md)
 PRIVATE = ("vsqrd", "cell_vol", "cell_mass")
 SHAPES = ((512, 4), (512, 8), (1024, 4), (1024, 8), (256, 4))  # lanes, warps
 

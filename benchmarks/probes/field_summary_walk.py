@@ -6,7 +6,7 @@ import triton
 import triton.language as tl
 from triton.testing import do_bench
 
-ROOF = 4284.0  # GB/s: the copy roof the percentages are of (docs/measurements/2026-12-02-h200-ceilings.txt)
+ROOF = 4284.0  # GB/s: the copy roof the percentages are of (docs/measurements/tuning-evidence.md)
 
 
 @triton.jit

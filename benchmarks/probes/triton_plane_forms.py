@@ -19,7 +19,7 @@ import triton
 import triton.language as tl
 
 SRC = Path("examples/fortran_numerics/out/numerics_stencils/triton")
-ROOF = 4284.0  # GB/s: the copy roof the percentages are of (docs/measurements/2026-12-02-h200-ceilings.txt)
+ROOF = 4284.0  # GB/s: the copy roof the percentages are of (docs/measurements/tuning-evidence.md)
 
 
 def load(text: str, name: str):
