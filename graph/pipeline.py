@@ -23,6 +23,7 @@ from graph.profiling import RegionProfiler
 from graph.pytorch_steps import emit_model_new, load_regions, ops_entry
 from graph.pytorch_steps import validate as validate_torch
 from graph.report import region_entry, target_entry, write_reports
+from graph.state import RegionJob
 from graph.yamlcheck import did_you_mean
 from parsers.base import ParseError
 from parsers.fortran import parse_files
@@ -171,7 +172,7 @@ class WorkflowRun:
         assert isinstance(k, ir.Kernel)
         return k
 
-    def plan(self) -> tuple[list[dict[str, Any]], list[str]]:
+    def plan(self) -> tuple[list[RegionJob], list[str]]:
         """Every routine with its loop analysis. Routines without loops that others call are
         inlined into their callers and listed as ``inlined`` (unless ``regions:`` names them);
         a name under ``regions:`` that is no routine of the sources is an error."""
@@ -189,7 +190,7 @@ class WorkflowRun:
             agents = False  # an LLM's answer is code nobody has read: it runs in a sandbox or not at all
             errors.append(f"the LLM agent is configured but not run: its answers run only in a sandbox, and "
                           f"there is none here ({sandbox.probe().detail}; see translate doctor)")
-        regions: list[dict[str, Any]] = []
+        regions: list[RegionJob] = []
         for name, k in kernels.items():
             if name in helpers:
                 regions.append({"name": name, "source": k.origin.path, "line": k.origin.line, "status": "inlined",
