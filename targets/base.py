@@ -25,7 +25,8 @@ from typing import Any, ClassVar
 
 from targets.fortran_interface import fortran_interface, interface_path
 from translate import ir
-from translate.schedule import PartitionError, Schedule, Segment, apply_schedule, partition
+from translate.partition import PartitionError, Segment, partition
+from translate.schedule import Schedule, apply_schedule
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from targets.base import CodeBuffer, Unsupported
 from targets.cstyle import CStyleRenderer, cname
 from translate import contraction, ir
 from translate.ir import DType
-from translate.schedule import DeviceExtern
+from translate.partition import DeviceExtern
 
 
 def conv_unsupported(r: CStyleRenderer, seg: DeviceExtern) -> Unsupported:

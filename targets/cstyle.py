@@ -18,16 +18,7 @@ from targets.base import CodeBuffer, Renderer
 from targets.host_calls import callable_from_c, cpp_lines, declaration, device_printf
 from translate import ir
 from translate.ir import DType
-from translate.schedule import (
-    DeviceExtern,
-    DeviceNest,
-    DeviceSerial,
-    HostBlock,
-    HostIf,
-    HostLoop,
-    HostWhile,
-    Segment,
-)
+from translate.partition import DeviceExtern, DeviceNest, DeviceSerial, HostBlock, HostIf, HostLoop, HostWhile, Segment
 
 _TYPES = MappingProxyType({
     DType.F32: "float", DType.F64: "double", DType.I32: "int", DType.I64: "long long",

@@ -34,17 +34,17 @@ from targets.kokkos import abi_params, shim_shapes
 from targets.planes import plane_walk
 from translate import ir
 from translate.ir import DType
-from translate.schedule import (
+from translate.irquery import scalar_writes
+from translate.partition import (
     DeviceExtern,
     DeviceNest,
     DeviceSerial,
-    Schedule,
     device_segments,
     fastest_first,
     host_scalars,
-    scalar_writes,
     walk_segments,
 )
+from translate.schedule import Schedule
 
 _CUDA_TYPES = MappingProxyType({**CStyleRenderer.TYPES, DType.F16: "__half", DType.BF16: "__nv_bfloat16"})
 _CUDA_ABI = MappingProxyType({**CStyleRenderer.ABI_TYPES, DType.F16: "__half", DType.BF16: "__nv_bfloat16"})

@@ -22,7 +22,7 @@ from targets.cuda_rows import warp_row_nest
 from targets.cuda_scan import runs_as_scan
 from targets.splits import Split, split_nest
 from translate import ir
-from translate.schedule import DeviceNest, DeviceSerial
+from translate.partition import DeviceNest, DeviceSerial
 
 if TYPE_CHECKING:
     from targets.cuda import CudaRenderer

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from targets.base import CodeBuffer
 from targets.planes import plane_loop, queued, queues
 from translate import ir
-from translate.schedule import DeviceNest
+from translate.partition import DeviceNest
 
 if TYPE_CHECKING:
     from targets.cuda import CudaRenderer

@@ -24,7 +24,7 @@ from targets.defaults import CUDA
 from targets.planes import steady_loads
 from translate import ir
 from translate.irquery import arrays_written, scalar_reads
-from translate.schedule import DeviceNest
+from translate.partition import DeviceNest
 
 if TYPE_CHECKING:
     from targets.cuda import CudaRenderer

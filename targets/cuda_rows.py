@@ -25,7 +25,7 @@ from targets.rows import (
 )
 from translate import ir
 from translate.ir import DType
-from translate.schedule import DeviceNest
+from translate.partition import DeviceNest
 
 if TYPE_CHECKING:
     from targets.cuda import CudaRenderer

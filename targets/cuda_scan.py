@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from targets.base import CodeBuffer
 from targets.cstyle import cname
 from translate import ir, scan
-from translate.schedule import DeviceSerial, scan_segment
+from translate.partition import DeviceSerial, scan_segment
 from translate.simplify import const_int
 
 if TYPE_CHECKING:

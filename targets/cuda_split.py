@@ -11,7 +11,7 @@ from targets.cstyle import cname
 from targets.splits import FILL_THREADS, MIN_CHUNK, Split
 from translate import ir
 from translate.ir import DType
-from translate.schedule import DeviceNest
+from translate.partition import DeviceNest
 
 if TYPE_CHECKING:
     from targets.cuda import CudaRenderer

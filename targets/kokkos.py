@@ -18,19 +18,18 @@ from targets.cstyle import CStyleRenderer, cname
 from targets.kokkos_rows import team_function, team_row_nest
 from translate import ir, scan
 from translate.ir import DType
-from translate.schedule import (
+from translate.irquery import scalar_reads, scalar_writes
+from translate.partition import (
     DeviceExtern,
     DeviceNest,
     DeviceSerial,
-    Schedule,
     device_segments,
     fastest_first,
     host_scalars,
-    scalar_reads,
-    scalar_writes,
     scan_segment,
     walk_segments,
 )
+from translate.schedule import Schedule
 from translate.simplify import const_int
 
 _REDUCERS = {"add": "Sum", "mul": "Prod", "max": "Max", "min": "Min"}

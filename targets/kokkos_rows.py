@@ -18,7 +18,7 @@ from targets.base import CodeBuffer
 from targets.rows import accumulators, arg_update, inner_loops, loop_chain, row_nest
 from translate import ir
 from translate.ir import DType
-from translate.schedule import DeviceNest
+from translate.partition import DeviceNest
 
 if TYPE_CHECKING:
     from targets.kokkos import KokkosRenderer

@@ -26,7 +26,8 @@ from dataclasses import dataclass, replace
 from targets.defaults import TRITON, WALKING
 from translate import ir
 from translate.irquery import arrays_written, scalar_reads
-from translate.schedule import DeviceNest, Schedule, fastest_first
+from translate.partition import DeviceNest, fastest_first
+from translate.schedule import Schedule
 from translate.simplify import const_int, linearize, simplify, simplify_stmt
 
 

@@ -26,8 +26,8 @@ from dataclasses import dataclass
 
 from targets.triton_expr import fold
 from translate import ir
-from translate.irquery import first_best_condition
-from translate.schedule import DeviceNest, scalar_reads
+from translate.irquery import first_best_condition, scalar_reads
+from translate.partition import DeviceNest
 
 COMBINE_OPS = ("add", "max", "min")
 

@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from translate import ir
 from translate.ir import DType
 from translate.irquery import scalar_reads
-from translate.schedule import DeviceNest, Schedule
+from translate.partition import DeviceNest
+from translate.schedule import Schedule
 
 # threads to aim for (a GPU of 132 multiprocessors holds 132 x 2048 resident) and the least serial
 # iterations per chunk

@@ -50,7 +50,7 @@ from targets.triton_selects import assigned, device_assign, select_lines
 from targets.triton_serial import SerialEmitter
 from translate import ir
 from translate.irquery import scalar_reads
-from translate.schedule import (
+from translate.partition import (
     DeviceExtern,
     DeviceNest,
     DeviceSerial,
@@ -58,10 +58,10 @@ from translate.schedule import (
     HostIf,
     HostLoop,
     HostWhile,
-    Schedule,
     Segment,
     walk_segments,
 )
+from translate.schedule import Schedule
 
 _PY_TYPE = {ir.DType.CHAR: "str", ir.DType.BOOL: "bool"}
 
@@ -312,7 +312,7 @@ class _ModuleWriter:
                 self.known.forget()
             elif isinstance(seg, (DeviceNest, DeviceSerial)):
                 # a nest's reductions come back after its launch (add_kernel); a serial segment's
-                # results are copied in too (translate.schedule)
+                # results are copied in too (translate.partition)
                 self.pending.fetch(set(seg.scalars_in) | set(seg.scalars_out if isinstance(seg, DeviceSerial) else ()))
                 m = self.mappings[seg.name]
                 emitter = NestEmitter(self.kernel, m.nest if m.nest is not None else seg, m.split, m.walk, m.queued,

@@ -21,7 +21,8 @@ from __future__ import annotations
 from targets.triton_expr import TL_DTYPE, TORCH_DTYPE, HostExpr, UnsupportedExpr, fold, py_name
 from targets.triton_kernels import Lines, _Emitter
 from translate import contraction, ir
-from translate.schedule import DeviceExtern, DeviceNest, arrays_written
+from translate.irquery import arrays_written
+from translate.partition import DeviceExtern, DeviceNest
 
 CONV_KWARGS = ("stride", "padding", "dilation", "groups", "output_padding")
 LIBRARY_NOTE = "library call: cuDNN through torch"

@@ -25,7 +25,8 @@ from targets.triton_expr import (
 from targets.triton_helpers import pair_join
 from targets.triton_partials import REDUCE, identity, loc_identity, partial_arrays, partial_slots
 from translate import argreduce, ir
-from translate.schedule import DeviceNest, arrays_written, fastest_first
+from translate.irquery import arrays_written
+from translate.partition import DeviceNest, fastest_first
 from translate.simplify import const_int, simplify
 
 

@@ -19,7 +19,8 @@ from targets.planes import queued, triton_walk
 from targets.splits import Split, split_nest
 from targets.triton_rows import row_nest
 from translate import ir
-from translate.schedule import DeviceNest, DeviceSerial, Schedule, device_segments, scan_segment
+from translate.partition import DeviceNest, DeviceSerial, device_segments, scan_segment
+from translate.schedule import Schedule
 
 
 class Shape(Enum):

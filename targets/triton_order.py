@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from translate import ir
 from translate.irquery import arrays_written, scalar_reads, scalar_writes
-from translate.schedule import DeviceNest, DeviceSerial, HostBlock, Segment
+from translate.partition import DeviceNest, DeviceSerial, HostBlock, Segment
 
 
 def _copy_of(s: ir.Stmt, names: set[str]) -> str | None:

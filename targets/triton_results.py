@@ -16,7 +16,7 @@ from targets.triton_kernels import Lines
 from targets.triton_partials import IDENTITY, by_dtype, partials_name
 from targets.triton_pending import PendingScalars
 from translate import ir
-from translate.schedule import HostBlock, HostIf, Segment
+from translate.partition import HostBlock, HostIf, Segment
 
 # a reduction's partials reduced on the device (one row, or each row of a shared array)
 ON_DEVICE = {"add": "{p}.sum()", "mul": "{p}.prod()", "max": "{p}.max()", "min": "{p}.min()"}

@@ -21,7 +21,8 @@ from targets.triton_expr import DeviceExpr, HostExpr, UnsupportedExpr, dev_dtype
 from targets.triton_kernels import Lines, _Emitter
 from targets.triton_partials import IDENTITY
 from translate import ir
-from translate.schedule import DeviceNest, scalar_reads
+from translate.irquery import scalar_reads
+from translate.partition import DeviceNest
 
 __all__ = ["RowEmitter", "row_nest"]
 

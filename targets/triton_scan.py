@@ -15,7 +15,7 @@ from __future__ import annotations
 from targets.triton_expr import TORCH_DTYPE, HostExpr, dev_dtype, literal, py_name
 from targets.triton_kernels import Lines, _Emitter
 from translate import ir, scan
-from translate.schedule import DeviceSerial
+from translate.partition import DeviceSerial
 from translate.simplify import const_int
 
 SCAN_TILES = 8  # blocks per program

@@ -7,7 +7,7 @@ from __future__ import annotations
 from targets.triton_expr import UnsupportedExpr, dev_dtype, fold, py_name
 from targets.triton_kernels import Launch, Lines, _Emitter
 from translate import ir
-from translate.schedule import DeviceSerial
+from translate.partition import DeviceSerial
 
 
 class SerialEmitter(_Emitter):

@@ -14,7 +14,8 @@ from targets.cuda_points import hoisted_loads, with_registers
 from tests import kt_hand_kernels as hk
 from tests.gpu import gpu_function
 from translate import ir
-from translate.schedule import DeviceNest, Schedule
+from translate.partition import DeviceNest
+from translate.schedule import Schedule
 
 F64 = ir.DType.F64
 i, n = hk.v("i"), hk.v("n")

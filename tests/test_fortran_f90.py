@@ -343,7 +343,8 @@ end subroutine"""
 
 def test_do_while_convergence_loop_stays_on_the_host_around_device_nests() -> None:
     from targets.base import get_renderer
-    from translate.schedule import HostWhile, Schedule, partition
+    from translate.partition import HostWhile, partition
+    from translate.schedule import Schedule
 
     k = kernel(DO_WHILE, "jacobi")
     assert [lp.kind for lp in loops(k)] == [ir.LoopKind.PARALLEL, ir.LoopKind.PARALLEL]

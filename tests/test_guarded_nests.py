@@ -22,7 +22,7 @@ from targets.triton_rows import row_nest  # noqa: E402
 from tests import kt_hand_kernels as hk  # noqa: E402
 from tests.kt_builds import kokkos_library  # noqa: E402
 from tests.kt_modules import triton_module  # noqa: E402
-from translate.schedule import DeviceNest, partition, walk_segments  # noqa: E402
+from translate.partition import DeviceNest, partition, walk_segments  # noqa: E402
 
 D, I = ctypes.c_double, ctypes.c_int  # noqa: E741
 HAVE_KOKKOS = Path("/usr/include/trilinos/Kokkos_Core.hpp").exists() and shutil.which("g++") is not None

@@ -7,7 +7,8 @@ from dataclasses import replace
 from targets.planes import plane_walk, queues, triton_walk, unroll_short
 from tests import kt_hand_kernels as hk
 from translate import ir
-from translate.schedule import DeviceNest, Schedule, device_segments, partition
+from translate.partition import DeviceNest, device_segments, partition
+from translate.schedule import Schedule
 
 F64 = ir.DType.F64
 

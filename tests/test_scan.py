@@ -22,7 +22,8 @@ from tests.test_targets_cstyle import HAVE_KOKKOS
 from tests.test_targets_triton import F64, b, c, kern, ld, load_module, loop, rng, sc, t, v
 from translate import ir, scan
 from translate.ir import DType
-from translate.schedule import Schedule, apply_schedule, partition
+from translate.partition import partition
+from translate.schedule import Schedule, apply_schedule
 
 
 def recurrence(value: ir.Expr, start: int = 1, stop: ir.Expr | None = None, step: int = 1,

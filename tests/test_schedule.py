@@ -6,21 +6,20 @@ import pytest
 
 from tests import kt_hand_kernels as hk
 from translate import ir
-from translate.schedule import (
+from translate.partition import (
     DeviceNest,
     DeviceSerial,
     HostBlock,
     HostIf,
     HostLoop,
     PartitionError,
-    Schedule,
-    apply_schedule,
     device_segments,
     fastest_first,
     host_scalars,
     partition,
     walk_segments,
 )
+from translate.schedule import Schedule, apply_schedule
 
 
 def kinds(segs: tuple) -> list[str]:

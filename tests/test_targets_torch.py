@@ -31,7 +31,8 @@ from targets.base import Rendered, Unsupported, get_renderer  # noqa: E402
 from targets.triton_rows import row_nest  # noqa: E402
 from tests import torch_hand_kernels as th  # noqa: E402
 from translate import ir  # noqa: E402
-from translate.schedule import DeviceNest, Schedule, partition  # noqa: E402
+from translate.partition import DeviceNest, partition  # noqa: E402
+from translate.schedule import Schedule  # noqa: E402
 
 ON_GPU = os.environ.get("TRITON_INTERPRET") != "1"
 DEV = "cuda" if ON_GPU else "cpu"
