@@ -106,6 +106,11 @@ class ValidateConfig:
     rtol: float | None = None  # None: the default for the dtype
     atol: float | None = None
 
+    @property
+    def tolerance(self) -> tuple[float, float] | None:
+        """(rtol, atol) where the workflow gives both, else None (the defaults by dtype)."""
+        return (self.rtol, self.atol) if self.rtol is not None and self.atol is not None else None
+
 
 @dataclass(frozen=True)
 class OptimizeConfig:

@@ -328,11 +328,10 @@ class WorkflowRun:
         opaque = isinstance(self._load()[0][name], ir.Opaque)
         cfg = self.workflow.region(name)
         vcfg = self.workflow.validate
-        tolerance = (vcfg.rtol, vcfg.atol) if vcfg.rtol is not None and vcfg.atol is not None else None
         ref = ReferenceSpec(self._all_files, None if opaque else reference or self._shared_reference(),
                             include=self.workflow.include_dirs(), defines=dict(self.workflow.preprocess.defines),
                             options=self._reference_options())
-        plan = ValidationPlan(cfg.sizes, cfg.values, dict(cfg.inputs or {}), vcfg.trials, tolerance=tolerance,
+        plan = ValidationPlan(cfg.sizes, cfg.values, dict(cfg.inputs or {}), vcfg.trials, tolerance=vcfg.tolerance,
                               schedule_level=level, project_dir=self.workflow.root, timeout=self.timeout,
                               reference=ref, **extra)
         return validate_region(kernel or self.analysed(name), dirs, plan, region=name,

@@ -130,7 +130,6 @@ class RegionProfiler:
 
         kernel = self.run.analysed(name)
         cfg, vcfg = self.run.workflow.region(name), self.run.workflow.validate
-        tolerance = (vcfg.rtol, vcfg.atol) if vcfg.rtol is not None and vcfg.atol is not None else None
         cases = opt.timing_cases(kernel, cfg, self.run.workflow.optimize, self.run.workflow.root, pc)
         return opt.time_untrusted(target, self.run.out_dir / target, kernel, cases, self.run.reference_build(),
-                                  self.run.cache_dir, self._profile_dir(name) / "agent", tolerance)
+                                  self.run.cache_dir, self._profile_dir(name) / "agent", vcfg.tolerance)

@@ -31,7 +31,6 @@ from targets.cuda_scan import INCLUDES, helper_text, launch_scan, scan_functor
 from targets.cuda_split import launch_split, split_kernel
 from targets.defaults import CUDA
 from targets.kokkos import abi_params, shim_shapes
-from targets.planes import plane_walk
 from translate import ir
 from translate.ir import DType
 from translate.irquery import scalar_writes
@@ -105,8 +104,9 @@ class CudaRenderer(CStyleRenderer):
         kernels = CodeBuffer(self.INDENT)
         reduces = warp_reduces = pairs = False
         scans: list[ir.Loop] = []
-        self.mappings = map_segments(self, device_segments(segs))
-        for seg in device_segments(segs):
+        devices = device_segments(segs)
+        self.mappings = map_segments(self, devices)
+        for seg in devices:
             kernels.blank()
             m = self.mappings[seg.name]
             if isinstance(seg, DeviceNest) and m.shape is Shape.ROWS:
@@ -318,23 +318,6 @@ class CudaRenderer(CStyleRenderer):
             buf.line(f"const int {k} = {k}_first;")
             buf.lines(self.loop_var_lines(seg, k_names))
             self.body_with_privates(buf, seg.body, seg.private)
-
-    def points_per_thread(self, seg: DeviceNest) -> int:
-        """Iterations each thread of a 1-D nest without reductions runs, a block apart
-        (``Schedule.run_length``; 0: ``CudaDefaults.points_per_thread``, or one where the body holds loops: each
-        point is then a long serial run, and two per thread halve the threads of a short nest:
-        matmul_nn's epilogue, a column per thread, made the region faster with one column per
-        thread than with two, timed in turns in the region search;
-        docs/measurements/tuning-evidence.md)."""
-        if len(seg.loops) != 1 or seg.reductions:
-            return 1
-        if self.schedule.run_length == 0 and any(isinstance(n, ir.Loop) for s in seg.body for n in ir.walk(s)):
-            return 1
-        return self.schedule.run_length or CUDA.points_per_thread
-
-    def planes(self, seg: DeviceNest) -> tuple[int, int] | None:
-        """(block rows, planes per thread) of a nest walked plane by plane (``targets.planes``)."""
-        return plane_walk(seg, self.kernel, self.schedule, self.name)
 
     def serial_kernel(self, buf: CodeBuffer, seg: DeviceSerial) -> None:
         writes = set().union(*(scalar_writes(s) for s in seg.stmts)) if seg.stmts else set()

@@ -20,9 +20,12 @@ from typing import TYPE_CHECKING
 from targets.cuda_points import row_pairs, vector_pairs
 from targets.cuda_rows import warp_row_nest
 from targets.cuda_scan import runs_as_scan
+from targets.defaults import CUDA
+from targets.planes import plane_walk
 from targets.splits import Split, split_nest
 from translate import ir
 from translate.partition import DeviceNest, DeviceSerial
+from translate.schedule import Schedule
 
 if TYPE_CHECKING:
     from targets.cuda import CudaRenderer
@@ -59,17 +62,30 @@ class CudaMapping:
         return (self.block_rows, self.planes) if self.shape is Shape.PLANES else None
 
 
+def points_per_thread(seg: DeviceNest, schedule: Schedule) -> int:
+    """Iterations each thread of a 1-D nest without reductions runs, a block apart
+    (``Schedule.run_length``; 0: ``CudaDefaults.points_per_thread``, or one where the body holds
+    loops: each point is then a long serial run, and two per thread halve the threads of a short
+    nest: matmul_nn's epilogue, a column per thread, made the region faster with one column per
+    thread than with two, timed in turns in the region search; docs/measurements/tuning-evidence.md)."""
+    if len(seg.loops) != 1 or seg.reductions:
+        return 1
+    if schedule.run_length == 0 and any(isinstance(n, ir.Loop) for s in seg.body for n in ir.walk(s)):
+        return 1
+    return schedule.run_length or CUDA.points_per_thread
+
+
 def map_nest(r: CudaRenderer, seg: DeviceNest) -> CudaMapping:
     if warp_row_nest(r, seg):
         return CudaMapping(Shape.ROWS)
     if (split := split_nest(seg, r.kernel, r.schedule)) is not None:
         return CudaMapping(Shape.SPLIT, split=split)
-    points = r.points_per_thread(seg)
-    if (walk := r.planes(seg)) is not None:
+    points = points_per_thread(seg, r.schedule)
+    if (walk := plane_walk(seg, r.kernel, r.schedule, "cuda")) is not None:
         return CudaMapping(Shape.PLANES, points, block_rows=walk[0], planes=walk[1])
     if len(seg.loops) == 1 and seg.reductions:
         return CudaMapping(Shape.REDUCTION, points)
-    if (accesses := vector_pairs(r, seg)) is not None:
+    if (accesses := vector_pairs(r, seg, points)) is not None:
         return CudaMapping(Shape.VECTOR_PAIRS, points, accesses=accesses)
     if points > 1:
         return CudaMapping(Shape.POINTS, points)

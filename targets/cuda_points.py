@@ -116,11 +116,12 @@ def _point_body(r: CudaRenderer, buf: CodeBuffer, seg: DeviceNest, body: tuple[i
 
 
 def row_pairs(r: CudaRenderer, seg: DeviceNest) -> bool:
-    """A 2-D nest without reductions that neither walks rows nor is given a block shape or a
-    count of iterations per thread by the schedule: ``CudaDefaults.row_pairs`` outer iterations per thread
-    where the schedule asks for them (``Schedule.row_pairs``)."""
+    """A 2-D nest without reductions that is given neither a block shape nor a count of
+    iterations per thread by the schedule: ``CudaDefaults.row_pairs`` outer iterations per thread
+    where the schedule asks for them (``Schedule.row_pairs``). Asked only of nests that walk no
+    rows (``targets.cuda_mapping`` tries plane walks first)."""
     return (r.schedule.row_pairs and len(seg.loops) == 2 and not seg.reductions and r.schedule.run_length == 0
-            and r.schedule.block_rows == 0 and r.planes(seg) is None)
+            and r.schedule.block_rows == 0)
 
 
 def paired_rows(r: CudaRenderer, buf: CodeBuffer, seg: DeviceNest, order: list[ir.Loop],
@@ -164,13 +165,13 @@ def _unit_index(e: ir.Expr, var: str) -> bool:
     return e.op == "add" and isinstance(e.rhs, ir.Var) and e.rhs.name == var and free(e.lhs)
 
 
-def vector_pairs(r: CudaRenderer, seg: DeviceNest) -> dict[str, ir.Load] | None:
+def vector_pairs(r: CudaRenderer, seg: DeviceNest, points: int) -> dict[str, ir.Load] | None:
     """The one access of each array (by array, in body order) of a 1-D nest that runs two
     consecutive iterations per thread as one 16-byte access per array (``Schedule.vectors``, at
-    two points per thread); None for other nests. Needed: no reductions, step 1, a body of plain
+    ``points`` = two points per thread); None for other nests. Needed: no reductions, step 1, a body of plain
     assignments, every array 1-D fp64 and read and written at one subscript that moves one
     element per iteration, each written by one statement and not read after it."""
-    if not r.schedule.vectors or len(seg.loops) != 1 or seg.reductions or r.points_per_thread(seg) != 2:
+    if not r.schedule.vectors or len(seg.loops) != 1 or seg.reductions or points != 2:
         return None
     lp = seg.loops[0]
     if lp.step != ir.Const(1, lp.step.dtype):

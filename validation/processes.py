@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from validation import cputime, stopping
+from validation.sandbox import REPO_ROOT
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
 # How often run_process reads a CPU-time-limited group's CPU time from /proc (a scan of
 # every process, cheap next to the interval), so a limit is enforced to within this.
 CPU_POLL_S = 0.2

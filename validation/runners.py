@@ -52,7 +52,6 @@ from validation.processes import (
 )
 from validation.signature import signature
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
 TARGET_EXT = MappingProxyType({name: t.extension for name, t in TARGETS.items()})
 
 
