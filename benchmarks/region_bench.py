@@ -109,8 +109,8 @@ def reference_sizes(kernel: ir.Kernel, sizes: dict[str, int], values: dict[str, 
 def plan(args: argparse.Namespace) -> int:
     from graph.config import load
     from graph.pipeline import WorkflowRun
+    from validation.builds import build_candidate
     from validation.profile import time_reference, time_shim
-    from validation.runners import build_candidate
 
     cfg = load(args.project)
     out = Path(args.plan_dir)
@@ -441,8 +441,8 @@ def _build_cuda(folders: list[tuple[Path, ir.Kernel]], cache: Path, validation: 
     file, 16 at a time; a failure is printed here and reported again where the file is run."""
     from concurrent.futures import ThreadPoolExecutor
 
+    from validation.builds import build_candidate, candidate_file
     from validation.profile import build_cuda_entry
-    from validation.runners import build_candidate, candidate_file
 
     def one(job: tuple[Path, ir.Kernel]) -> None:
         folder, kernel = job

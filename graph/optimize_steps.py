@@ -32,12 +32,13 @@ from targets.base import TARGETS, Unsupported, get_renderer
 from translate import contraction, ir
 from translate.schedule import Schedule
 from validation import timed, toolchains
+from validation.builds import build_candidate, candidate_file
 from validation.ceilings import load_or_measure
 from validation.compare import compare
 from validation.costs import Work, case_env, work
 from validation.inputs import Case, make_case
 from validation.profile import build_cuda_entry, cuda_call, precision, rates, time_on_gpu, triton_call
-from validation.runners import build_candidate, candidate_file, run_candidate_cases, run_reference_cases
+from validation.runners import candidate_job, run_candidate_cases, run_reference_cases
 from validation.signature import reduces, signature
 
 if TYPE_CHECKING:
@@ -102,9 +103,8 @@ def time_untrusted(target: str, files_dir: Path, kernel: ir.Kernel, cases: list[
     if not b.ok or b.artifact is None:
         raise RuntimeError(f"{target} does not build: {b.reason}")
     gpu = target in GPU_TARGETS and toolchains.has_gpu()
+    job = candidate_job(target, b.artifact, kernel, gpu)
     entry = kernel.name.lower()
-    job = ({"mode": "triton", "lib": str(b.artifact), "entry": entry, "device": "cuda" if gpu else "cpu"}
-           if target == "triton" else {"mode": "ctypes", "lib": str(b.artifact), "entry": f"kt_{entry}"})
     ref_job = {"mode": "reference", "lib_dir": str(reference.lib_dir), "module": reference.module,
                "entry": f"kt_ref_{entry}"}
     expected = timed.time_calls(ref_job, kernel, cases, workdir, sandboxed=False)
@@ -118,7 +118,8 @@ def time_untrusted(target: str, files_dir: Path, kernel: ir.Kernel, cases: list[
 
 
 def runs_here(target: str) -> bool:
-    return target == "kokkos" or (target in GPU_TARGETS and toolchains.has_gpu())
+    """Whether ``target``'s kernels run here as they would for a user (a GPU target's on a GPU)."""
+    return not TARGETS[target].gpu or toolchains.has_gpu()
 
 
 def _arrays(pc: ProfileCase) -> dict[str, Any]:

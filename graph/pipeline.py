@@ -27,8 +27,7 @@ from graph.state import RegionJob
 from graph.yamlcheck import did_you_mean
 from parsers.base import ParseError
 from parsers.fortran import parse_files
-from targets.base import Unsupported, get_renderer
-from targets.cmake import cuda_cmake, kokkos_cmake
+from targets.base import TARGETS, Unsupported, get_renderer
 from translate import ir
 from translate.analysis import analyze, loop_report
 from translate.schedule import Schedule
@@ -446,11 +445,11 @@ class WorkflowRun:
                 targets = {t: target_entry("unsupported", r["reason"]) for t in r["targets"]}
                 entries.append(region_entry(r["name"], r["source"], r["line"], r["status"], r["reason"], targets,
                                             kind=r.get("kind", "routine"), holds_loops=r.get("holds_loops")))
-        for target, make, pattern in (("kokkos", kokkos_cmake, "*.cpp"), ("cuda", cuda_cmake, "*.cu")):
-            folder = self.out_dir / target
-            sources = sorted(p.name for p in folder.glob(pattern)) if folder.is_dir() else []
-            if sources:
-                (folder / "CMakeLists.txt").write_text(make(self.workflow.name, sources))
+        for info in TARGETS.values():
+            folder = self.out_dir / info.name
+            sources = sorted(p.name for p in folder.glob(f"*.{info.extension}")) if folder.is_dir() else []
+            if info.cmake is not None and sources:
+                (folder / "CMakeLists.txt").write_text(info.cmake(self.workflow.name, sources))
 
         probe = sandbox.probe()
         notes = errors if probe.available else [*errors, f"warning: the translations ran without a sandbox: "

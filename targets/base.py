@@ -1,4 +1,4 @@
-"""What every target renderer shares: the registry, capability flags, the
+"""What every target renderer shares: the registry of target descriptors, the
 result type, an indented code buffer, the visitor dispatch and the structured
 ``Unsupported`` error.
 
@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import importlib
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, ClassVar
 
+from targets.cmake import cuda_cmake, kokkos_cmake
 from targets.fortran_interface import fortran_interface, interface_path
 from translate import ir
 from translate.partition import PartitionError, Segment, partition
@@ -32,7 +33,7 @@ from translate.schedule import Schedule, apply_schedule
 @dataclass(frozen=True)
 class TargetInfo:
     """One target as the rest of the tool sees it: every list of targets derives from
-    :data:`TARGETS`."""
+    :data:`TARGETS`, and validation builds, runs and audits a target as its entry says."""
 
     name: str
     module: str  # the renderer's module, imported on first use
@@ -40,14 +41,32 @@ class TargetInfo:
     title: str  # in the agents' prompts
     fence: str  # the language of a fenced code block holding its source
     colour: str  # in the report's charts
-    compiled: bool = True  # built into a library before it runs (False: imported as Python)
+    language: str  # "c++" or "python": which anti-cheat rules read its source
+    runner: str  # how validation calls it: "ctypes" (kt_NAME of a shared library) or "triton" (the launcher)
+    toolchain: tuple[str, ...]  # the probes of ``translate doctor`` it needs to be built here
+    cmake: Callable[[str, Iterable[str]], str] | None = None  # its CMakeLists (workflow, sources): users' and
+    # validation's build alike; None: not compiled (imported as Python)
+    package_root: str = ""  # the CMake variable naming where its runtime is installed
     gpu: bool = False  # its kernels run on a GPU where there is one (profiled there)
+    needs_gpu_to_run: bool = False  # built here, run only where there is a GPU
+
+    @property
+    def compiled(self) -> bool:
+        """Built into a library before it runs (False: imported as Python)."""
+        return self.cmake is not None
+
+    def symbol(self, routine: str) -> str:
+        """The entry validation calls for ``routine``."""
+        return f"kt_{routine.lower()}" if self.runner == "ctypes" else routine.lower()
 
 
 TARGETS: Mapping[str, TargetInfo] = MappingProxyType({t.name: t for t in (
-    TargetInfo("kokkos", "targets.kokkos", "cpp", "Kokkos C++", "cpp", "#1f77b4"),
-    TargetInfo("cuda", "targets.cuda", "cu", "CUDA C++", "cuda", "#2ca02c", gpu=True),
-    TargetInfo("triton", "targets.triton", "py", "Triton (Python)", "python", "#d62728", compiled=False, gpu=True),
+    TargetInfo("kokkos", "targets.kokkos", "cpp", "Kokkos C++", "cpp", "#1f77b4", "c++", "ctypes",
+               ("cmake", "g++", "kokkos"), kokkos_cmake, package_root="Kokkos_ROOT"),
+    TargetInfo("cuda", "targets.cuda", "cu", "CUDA C++", "cuda", "#2ca02c", "c++", "ctypes", ("cmake", "nvcc"),
+               cuda_cmake, gpu=True, needs_gpu_to_run=True),
+    TargetInfo("triton", "targets.triton", "py", "Triton (Python)", "python", "#d62728", "python", "triton",
+               ("triton",), gpu=True),
 )})
 BUILTIN_TARGETS: Mapping[str, str] = MappingProxyType({name: t.module for name, t in TARGETS.items()})
 
@@ -65,18 +84,6 @@ class Unsupported(Exception):
 
     def to_dict(self) -> dict[str, str]:
         return {"target": self.target, "node_type": self.node_type, "reason": self.reason, "node": repr(self.node)}
-
-
-@dataclass(frozen=True)
-class Capabilities:
-    """What a target can do; the pipeline uses these to decide what to try."""
-
-    supports_reduction: bool = True
-    max_collapse: int = 3  # loops of a parallel nest mapped onto one launch
-    needs_gpu_to_run: bool = False  # False: can be validated on this CPU machine
-    compiled: bool = True  # False for targets imported as Python (Triton)
-    has_c_shim: bool = True  # emits an extern "C" kt_NAME entry
-    language: str = "c++"
 
 
 @dataclass(frozen=True)
@@ -163,11 +170,11 @@ class CodeBuffer:
 
 
 class Renderer(ABC):
-    """Base of every target. Subclasses set ``name`` and ``capabilities`` and
-    implement ``render``; ``visit`` dispatches on the node's class name."""
+    """Base of every target. Subclasses set ``name`` and implement ``render``; ``visit``
+    dispatches on the node's class name. What the rest of the tool needs to know about a
+    target is its :class:`TargetInfo`."""
 
     name: ClassVar[str] = ""
-    capabilities: ClassVar[Capabilities] = Capabilities()
 
     def __init__(self, schedule: Schedule | None = None) -> None:
         self.schedule = schedule or Schedule()
@@ -195,9 +202,12 @@ class Renderer(ABC):
         """Kernel (analysed) -> files. Raises ``Unsupported``."""
 
     def build_files(self, workflow: str, rendered: Iterable[Rendered]) -> dict[str, str]:
-        """Build recipe (e.g. CMakeLists.txt) for several rendered kernels of
-        one workflow; empty when the target needs none."""
-        return {}
+        """The build recipe (``<target>/CMakeLists.txt``) for several rendered kernels of one
+        workflow; empty when the target needs none."""
+        info = TARGETS.get(self.name)
+        if info is None or info.cmake is None:
+            return {}
+        return {f"{self.name}/CMakeLists.txt": info.cmake(workflow, [Path(r.entry).name for r in rendered])}
 
 
 def with_fortran_interface(files: dict[str, str], kernel: ir.Kernel) -> dict[str, str]:
@@ -270,6 +280,3 @@ def get_renderer(name: str, schedule: Schedule | None = None, registry: Registry
 def available(registry: Registry | None = None) -> tuple[str, ...]:
     return (registry or Registry()).available()
 
-
-def capabilities(name: str, registry: Registry | None = None) -> Capabilities:
-    return (registry or Registry()).renderer_class(name).capabilities

@@ -9,13 +9,11 @@ taking device pointers, and the C ABI shim ``kt_NAME``."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from pathlib import Path
 from types import MappingProxyType
 from typing import ClassVar
 
-from targets.base import Capabilities, CodeBuffer, Rendered, register, shim_symbol, with_fortran_interface
+from targets.base import CodeBuffer, Rendered, register, shim_symbol, with_fortran_interface
 from targets.c_extern import conv_unsupported, cuda_launch_matmul
-from targets.cmake import cuda_cmake
 from targets.cstyle import CStyleRenderer, cname
 from targets.cuda_helpers import BUFFER, CHECK, FIT_WIDTH, LOAD2_ORDERED, PAIR_REDUCE, REDUCE, TILE_GRID
 from targets.cuda_mapping import CudaMapping, Shape, map_segments
@@ -63,7 +61,6 @@ def _slots(reductions: tuple[ir.Reduction, ...]) -> list[str]:
 @register
 class CudaRenderer(CStyleRenderer):
     name = "cuda"
-    capabilities = Capabilities(supports_reduction=True, max_collapse=3, needs_gpu_to_run=True, language="cuda")
     FUNC_QUAL: ClassVar[str] = "__host__ __device__ inline"
     MAX_GRID: ClassVar[int] = 65535
     TYPES = _CUDA_TYPES
@@ -559,13 +556,3 @@ class CudaRenderer(CStyleRenderer):
             else:
                 b.line(f"{ns}::shim_impl({', '.join(names)});")
         return b.text()
-
-    def build_files(self, workflow: str, rendered: Iterable[Rendered]) -> dict[str, str]:
-        sources = [Path(r.entry).name for r in rendered]
-        return {"cuda/CMakeLists.txt": cuda_cmake(workflow, sources)}
-
-
-def compile_command(source: str | Path, output: str | Path, arch: str = "sm_90") -> list[str]:
-    """nvcc command building one generated file into a shared library."""
-    return ["nvcc", "-std=c++17", "-O2", f"-arch={arch}", "-Xcompiler", "-fPIC", "-shared", str(source),
-            "-o", str(output)]

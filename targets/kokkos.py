@@ -8,12 +8,10 @@ common to Kokkos 3.4 and 4.x (no ``Kokkos::Experimental`` names)."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from pathlib import Path
 from typing import ClassVar
 
-from targets.base import Capabilities, CodeBuffer, Rendered, register, shim_symbol, with_fortran_interface
+from targets.base import CodeBuffer, Rendered, register, shim_symbol, with_fortran_interface
 from targets.c_extern import conv_unsupported, kokkos_matmul_function
-from targets.cmake import kokkos_cmake
 from targets.cstyle import CStyleRenderer, cname
 from targets.kokkos_rows import team_function, team_row_nest
 from translate import ir, scan
@@ -38,7 +36,6 @@ _REDUCERS = {"add": "Sum", "mul": "Prod", "max": "Max", "min": "Min"}
 @register
 class KokkosRenderer(CStyleRenderer):
     name = "kokkos"
-    capabilities = Capabilities(supports_reduction=True, max_collapse=3, needs_gpu_to_run=False, language="c++")
     FUNC_QUAL: ClassVar[str] = "KOKKOS_INLINE_FUNCTION"
 
     # ------------------------------------------------------------------ types
@@ -429,10 +426,6 @@ class KokkosRenderer(CStyleRenderer):
                  "inline size_t kt_extent(long long n) { return n > 0 ? (size_t)n : 0; }"
         return f"{extent}\n\n{text}" if text else extent
 
-    def build_files(self, workflow: str, rendered: Iterable[Rendered]) -> dict[str, str]:
-        sources = [Path(r.entry).name for r in rendered]
-        return {"kokkos/CMakeLists.txt": kokkos_cmake(workflow, sources)}
-
 
 def abi_params(r: CStyleRenderer, kernel: ir.Kernel) -> list[str]:
     """``kt_NAME`` parameters per CONVENTIONS.md."""
@@ -466,10 +459,3 @@ def _scalar_writes(stmts: Iterable[ir.Stmt]) -> set[str]:
 def _writes(array: str, stmts: Iterable[ir.Stmt]) -> bool:
     return any(isinstance(n, ir.Assign) and isinstance(n.target, ir.Load) and n.target.array == array
                for s in stmts for n in ir.walk(s))
-
-
-def compile_command(source: str | Path, output: str | Path, include: str = "/usr/include/trilinos",
-                    libs: tuple[str, ...] = ("trilinos_kokkoscore",)) -> list[str]:
-    """g++ command for one generated file against a system Kokkos (Debian's)."""
-    return ["g++", "-std=c++17", "-O2", "-fPIC", "-shared", f"-I{include}", str(source), "-o", str(output),
-            *(f"-l{lib}" for lib in libs), "-ldl"]

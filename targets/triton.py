@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from targets.base import Capabilities, Rendered, Renderer, register
+from targets.base import Rendered, Renderer, register
 from targets.defaults import TRITON
 from targets.host_calls import python_lines
 from targets.splits import FILL_THREADS, MIN_CHUNK
@@ -98,10 +98,6 @@ def default_warps(launch: Launch) -> int:
 @register
 class TritonRenderer(Renderer):
     name = "triton"
-    capabilities = Capabilities(
-        supports_reduction=True, max_collapse=3, needs_gpu_to_run=False, compiled=False, has_c_shim=False,
-        language="python",
-    )
 
     def render(self, kernel: ir.Kernel, schedule: Schedule | None = None) -> Rendered:
         schedule = schedule or self.schedule

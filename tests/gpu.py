@@ -1,5 +1,5 @@
 """What the GPU tests share: whether a CUDA GPU is here, and a rendered CUDA file built into a
-shared library with nvcc (which compiles on machines without a GPU too)."""
+shared library with its CMakeLists (nvcc compiles on machines without a GPU too)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from targets import cuda as cuda_target
 from targets.base import Rendered
+from tests.kt_builds import project_library
 
 
 def has_gpu() -> bool:
@@ -21,13 +21,9 @@ def has_gpu() -> bool:
 
 
 def cuda_library(rendered: Rendered, folder: Path) -> Path:
-    """``rendered`` written under ``folder`` and built into a shared library beside its entry."""
-    rendered.write(folder)
-    src = folder / rendered.entry
-    lib = src.with_suffix(".so")
-    res = subprocess.run(cuda_target.compile_command(src, lib), capture_output=True, text=True, timeout=600)
-    assert res.returncode == 0, res.stderr[-3000:]
-    return lib
+    """``rendered`` written under ``folder`` and built into a shared library with the CUDA
+    target's CMakeLists."""
+    return project_library("cuda", [rendered], folder)
 
 
 def gpu_function(rendered: Rendered, folder: Path, symbol: str) -> Any:

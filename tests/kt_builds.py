@@ -1,20 +1,32 @@
-"""Compiling a rendered C++ target for a test: the shared library loaded with ctypes."""
+"""Building rendered C++ targets for a test as users build them: the target's emitted
+CMakeLists, configured and built with cmake, the shared library loaded with ctypes."""
 
 from __future__ import annotations
 
 import ctypes
+import shutil
 import subprocess
+from collections.abc import Sequence
 from pathlib import Path
 
-from targets import kokkos as kokkos_target
-from targets.base import Rendered
+from targets.base import Rendered, get_renderer
+
+
+def project_library(target: str, rendered: Sequence[Rendered], folder: Path, workflow: str = "kt_test") -> Path:
+    """Every file of ``rendered`` written under ``folder``, with the target's CMakeLists, built
+    into one shared library (``lib<workflow>_<target>.so``): the path to it."""
+    for r in rendered:
+        r.write(folder)
+    for rel, text in get_renderer(target).build_files(workflow, rendered).items():
+        (folder / rel).write_text(text)
+    source, build = folder / target, folder / f"build-{target}"
+    extra = [f"-DCMAKE_CUDA_COMPILER={shutil.which('nvcc')}"] if target == "cuda" else []
+    for cmd in (["cmake", "-S", str(source), "-B", str(build), *extra], ["cmake", "--build", str(build), "-j", "2"]):
+        res = subprocess.run(cmd, capture_output=True, text=True, timeout=1200)
+        assert res.returncode == 0, f"{' '.join(cmd)}\n{(res.stdout + res.stderr)[-4000:]}"
+    return build / f"lib{workflow}_{target}.so"
 
 
 def kokkos_library(rendered: Rendered, tmp_path: Path) -> ctypes.CDLL:
-    """``rendered`` (the Kokkos target's files) written under ``tmp_path``, compiled and loaded."""
-    rendered.write(tmp_path)
-    src = tmp_path / rendered.entry
-    lib = src.with_suffix(".so")
-    res = subprocess.run(kokkos_target.compile_command(src, lib), capture_output=True, text=True, timeout=600)
-    assert res.returncode == 0, res.stderr[-4000:]
-    return ctypes.CDLL(str(lib))
+    """``rendered`` (the Kokkos target's files) written under ``tmp_path``, built and loaded."""
+    return ctypes.CDLL(str(project_library("kokkos", [rendered], tmp_path)))

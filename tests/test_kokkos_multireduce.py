@@ -6,17 +6,15 @@ called through the ``kt_`` shim with ctypes and checked against numpy."""
 from __future__ import annotations
 
 import ctypes
-import subprocess
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from targets import kokkos as kokkos_target
 from targets.base import get_renderer
 from tests import kt_hand_kernels as hk
+from tests.kt_builds import project_library
 from tests.test_targets_cstyle import HAVE_KOKKOS, ptr
 from translate import ir
 from translate.ir import DType, Intent
@@ -106,23 +104,12 @@ def libs(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, int], Path
     if not HAVE_KOKKOS:
         pytest.skip("Kokkos headers or g++ not found")
     tmp = tmp_path_factory.mktemp("kokkos_multireduce")
-    jobs = []
-    for level in LEVELS:
-        for make in KERNELS:
-            rendered = get_renderer("kokkos", Schedule(level=level)).render(make())
-            rendered.write(tmp / f"L{level}")
-            src = tmp / f"L{level}" / rendered.entry
-            lib = src.with_suffix(".so")
-            jobs.append(((make().name, level), kokkos_target.compile_command(src, lib), lib))
-
-    def build(job: tuple[tuple[str, int], list[str], Path]) -> tuple[tuple[str, int], Path]:
-        key, cmd, lib = job
-        res = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
-        assert res.returncode == 0, f"{' '.join(cmd)}\n{res.stderr[-4000:]}"
-        return key, lib
-
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        return dict(pool.map(build, jobs))
+    out = {}
+    for level in LEVELS:  # one project per schedule level: the kernels' names repeat across levels
+        renderer = get_renderer("kokkos", Schedule(level=level))
+        lib = project_library("kokkos", [renderer.render(make()) for make in KERNELS], tmp / f"L{level}")
+        out.update({(make().name, level): lib for make in KERNELS})
+    return out
 
 
 def case_stats(lib: ctypes.CDLL) -> None:

@@ -16,11 +16,12 @@ from targets.base import get_renderer
 from translate import ir
 from translate.analysis import analyze
 from validation import toolchains
+from validation.builds import build_candidate
 from validation.ceilings import Ceilings
 from validation.costs import Work
 from validation.inputs import make_case
 from validation.profile import build_cuda_entry, cuda_entry_source, precision, rates, time_reference, time_shim
-from validation.runners import build_candidate, build_reference
+from validation.runners import build_reference
 from validation.signature import signature
 
 DOT = """

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from translate import ir
-from validation import runners, symbols
+from validation import builds, runners, symbols
 
 needs_gxx = pytest.mark.skipif(shutil.which("g++") is None or shutil.which("nm") is None, reason="needs g++ and nm")
 
@@ -91,7 +91,7 @@ def test_a_kokkos_build_that_calls_python_fails_with_the_rule(tmp_path: Path) ->
     if runners.toolchains.find_kokkos() is None:
         pytest.skip("needs Kokkos")
     (tmp_path / "evil_kokkos.cpp").write_text(EVIL["python"][0].replace("kt_f", "kt_evil"))
-    b = runners.build_candidate("kokkos", tmp_path, KERNEL, tmp_path / "cache", check_symbols=True)
+    b = builds.build_candidate("kokkos", tmp_path, KERNEL, tmp_path / "cache", check_symbols=True)
     assert not b.ok and b.status == "failed"
     assert b.reason.startswith("symbol check: the compiled code calls what a kernel may not: `PyRun_SimpleString`")
 
@@ -107,6 +107,6 @@ def test_the_compilers_cub_scans_build_unchecked_and_an_answer_using_them_is_ref
         '  size_t bytes = 0;\n'
         '  cub::DeviceScan::InclusiveSum(nullptr, bytes, x, x, n);\n'
         '}\n')
-    assert runners.build_candidate("cuda", tmp_path, KERNEL, tmp_path / "cache").ok
-    b = runners.build_candidate("cuda", tmp_path, KERNEL, tmp_path / "cache", check_symbols=True)
+    assert builds.build_candidate("cuda", tmp_path, KERNEL, tmp_path / "cache").ok
+    b = builds.build_candidate("cuda", tmp_path, KERNEL, tmp_path / "cache", check_symbols=True)
     assert not b.ok and "`dlopen` (dynamic loading)" in b.reason

@@ -11,21 +11,19 @@ import ctypes
 import shutil
 import subprocess
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from targets import cuda as cuda_target
-from targets import kokkos as kokkos_target
-from targets.base import Unsupported, available, get_renderer
+from targets.base import TARGETS, Unsupported, available, get_renderer
 from targets.cstyle import CStyleRenderer
 from targets.cuda_helpers import FIT_WIDTH
 from targets.fortran_interface import fortran_interface
 from tests import kt_hand_kernels as hk
 from tests.gpu import has_gpu
+from tests.kt_builds import project_library
 from translate import ir
 from translate.schedule import Schedule
 
@@ -41,24 +39,10 @@ def ptr(a: np.ndarray) -> ctypes.c_void_p:
 
 def _build(target: str, tmp: Path, schedule: Schedule | None = None,
            makes: tuple[Callable[[], ir.Kernel], ...] = hk.ALL) -> dict[str, Path]:
+    """Every kernel of ``makes`` rendered and built into one library with the target's CMakeLists."""
     renderer = get_renderer(target, schedule)
-    jobs = []
-    for make in makes:
-        rendered = renderer.render(make(), schedule)
-        rendered.write(tmp)
-        src = tmp / rendered.entry
-        lib = src.with_suffix(".so")
-        mod = kokkos_target if target == "kokkos" else cuda_target
-        jobs.append((make().name, mod.compile_command(src, lib), lib))
-
-    def run(job: tuple[str, list[str], Path]) -> tuple[str, Path]:
-        name, cmd, lib = job
-        res = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
-        assert res.returncode == 0, f"{' '.join(cmd)}\n{res.stderr[-4000:]}"
-        return name, lib
-
-    with ThreadPoolExecutor(max_workers=8) as pool:
-        return dict(pool.map(run, jobs))
+    lib = project_library(target, [renderer.render(make(), schedule) for make in makes], tmp)
+    return {make().name: lib for make in makes}
 
 
 @pytest.fixture(scope="module")
@@ -289,10 +273,11 @@ def test_cuda_builds(cuda_libs: dict[str, Path]) -> None:
 # --------------------------------------------------------------- text checks
 
 
-def test_registry_and_capabilities() -> None:
+def test_registry_and_descriptors() -> None:
     assert {"kokkos", "cuda"} <= set(available())
-    assert get_renderer("cuda").capabilities.needs_gpu_to_run
-    assert not get_renderer("kokkos").capabilities.needs_gpu_to_run
+    assert TARGETS["cuda"].needs_gpu_to_run and not TARGETS["kokkos"].needs_gpu_to_run
+    assert TARGETS["kokkos"].compiled and not TARGETS["triton"].compiled
+    assert TARGETS["kokkos"].symbol("DAXPY") == "kt_daxpy" and TARGETS["triton"].symbol("DAXPY") == "daxpy"
     with pytest.raises(KeyError):
         get_renderer("fortran77")
 

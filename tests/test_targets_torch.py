@@ -11,8 +11,6 @@ import importlib.util
 import os
 import re
 import shutil
-import subprocess
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -25,11 +23,10 @@ os.environ.setdefault("TRITON_INTERPRET", "1")  # before triton is imported
 torch = pytest.importorskip("torch")
 pytest.importorskip("triton")
 
-from targets import cuda as cuda_target  # noqa: E402
-from targets import kokkos as kokkos_target  # noqa: E402
 from targets.base import Rendered, Unsupported, get_renderer  # noqa: E402
 from targets.triton_rows import row_nest  # noqa: E402
 from tests import torch_hand_kernels as th  # noqa: E402
+from tests.kt_builds import project_library  # noqa: E402
 from translate import ir  # noqa: E402
 from translate.partition import DeviceNest, partition  # noqa: E402
 from translate.schedule import Schedule  # noqa: E402
@@ -226,24 +223,10 @@ def test_f32_and_f16_stay_single_precision() -> None:
 
 
 def _build(target: str, tmp: Path, names: list[str]) -> dict[str, Path]:
+    """The named cases rendered and built into one library with the target's CMakeLists."""
     renderer = get_renderer(target)
-    jobs = []
-    for name in names:
-        rendered = renderer.render(CASES[name]().kernel)
-        rendered.write(tmp)
-        src = tmp / rendered.entry
-        out = src.with_suffix(".so")
-        mod = kokkos_target if target == "kokkos" else cuda_target
-        jobs.append((name, mod.compile_command(src, out), out))
-
-    def run(job: tuple[str, list[str], Path]) -> tuple[str, Path]:
-        name, cmd, out = job
-        res = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
-        assert res.returncode == 0, f"{' '.join(cmd)}\n{res.stderr[-4000:]}"
-        return name, out
-
-    with ThreadPoolExecutor(max_workers=8) as pool:
-        return dict(pool.map(run, jobs))
+    lib = project_library(target, [renderer.render(CASES[name]().kernel) for name in names], tmp)
+    return dict.fromkeys(names, lib)
 
 
 @pytest.fixture(scope="module")

@@ -12,8 +12,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from targets.base import TARGETS
 from tests.validation_kernels import ALL, DATA, DAXPY, DDOT, FORTRAN, MATVEC, SCALE, STENCIL, VSQRT
-from validation import golden, runners, toolchains
+from validation import builds, golden, runners, toolchains
 from validation.inputs import is_poison, make_case
 from validation.region import ReferenceSpec, RegionValidation, ValidationPlan, other_deltas, validate_region
 
@@ -273,14 +274,28 @@ def test_missing_size_and_missing_candidate(ref, cache) -> None:  # noqa: ANN001
 def test_cuda_compiles_with_nvcc(cache) -> None:  # noqa: ANN001
     if not shutil.which("nvcc"):
         pytest.skip("needs nvcc")
-    b = runners.build_candidate("cuda", CAND / "good" / "cuda", DAXPY, cache)
+    b = builds.build_candidate("cuda", CAND / "good" / "cuda", DAXPY, cache)
     assert b.ok and b.artifact is not None and b.artifact.stat().st_size > 0, b.reason + b.log
+
+
+@needs_kokkos
+def test_candidates_are_built_with_the_cmakelists_users_get(cache) -> None:  # noqa: ANN001
+    """One recipe: the project validation configured and built for a candidate is the target's
+    emitted CMakeLists for that source, as ``Renderer.build_files`` writes it for users."""
+    b = builds.build_candidate("kokkos", CAND / "good" / "kokkos", DAXPY, cache)
+    assert b.ok and b.artifact is not None, b.reason + b.log
+    used = (b.artifact.parent / "src" / "CMakeLists.txt").read_text()
+    assert used == TARGETS["kokkos"].cmake("daxpy", ["daxpy_kokkos.cpp"])
+    assert (b.artifact.parent / "src" / "daxpy_kokkos.cpp").read_text() == \
+        (CAND / "good" / "kokkos" / "daxpy_kokkos.cpp").read_text()
 
 
 def test_build_failure_is_a_result(ref, cache, tmp_path) -> None:  # noqa: ANN001
     (tmp_path / "daxpy_kokkos.cpp").write_text("extern \"C\" void kt_daxpy( { syntax error\n")
     res = region(DAXPY, ref, cache, {"kokkos": tmp_path}, {"n": 5}, trials=1)
-    assert res.status("kokkos") == "failed" and "kokkos compile failed (exit 1)" in res.targets["kokkos"].reason
+    reason = res.targets["kokkos"].reason
+    assert res.status("kokkos") == "failed" and "kokkos build failed" in reason
+    assert f"{tmp_path / 'daxpy_kokkos.cpp'}:1:" in reason  # the compiler's message names the user's file
     bad = tmp_path / "bad.f"
     bad.write_text("      SUBROUTINE BROKEN(N)\n      INTEGER N\n      N = = 1\n      END\n")
     build = runners.build_reference([bad], [], tmp_path, cache_dir=cache)

@@ -219,7 +219,7 @@ def test_compare_ints_exact_scalars_results_and_unwritten_padding() -> None:
 
 def test_toolchains_detect_reports_every_tool() -> None:
     tools = {t.name: t for t in toolchains.detect()}
-    assert set(tools) == {"gfortran", "f2py", "g++", "kokkos", "nvcc", "cuda-gpu", "triton"}
+    assert set(tools) == {"gfortran", "f2py", "g++", "cmake", "kokkos", "nvcc", "cuda-gpu", "triton"}
     for t in tools.values():
         assert t.detail  # a path or why not
     if tools["gfortran"].available:
@@ -285,7 +285,7 @@ def test_values_for_arguments_the_routine_lacks_are_dropped() -> None:
 def test_compile_cache_given_as_a_relative_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The compiler runs in a scratch folder: a relative cache path must still name the
     library it makes (a relative one once sent nvcc's output under the scratch folder)."""
-    from validation.runners import compile_cached
+    from validation.builds import compile_cached
 
     monkeypatch.chdir(tmp_path)
     built = compile_cached("probe", ["sh", "-c", "echo built > {out}"], "text", Path("rel/cache"), timeout=30)

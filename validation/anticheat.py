@@ -56,9 +56,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from targets.base import TARGETS
+
 RULES = ("calls-reference", "fallback", "timing-trick", "hard-coded-shape", "hard-coded-output")
-# the targets these rules know; a target without rules here is refused (check raises), never let through
-TARGETS = ("cuda", "kokkos", "triton")
+# the source languages these rules read (a target's ``TargetInfo.language``); a target in
+# another language is refused (check raises), never let through
+LANGUAGES = {"c++": "cpp", "python": "py"}
 LIST_LIMIT = 16  # numeric literals one list or string may hold
 MIN_SIZE = 16  # smaller sizes are ordinary constants
 
@@ -234,9 +237,11 @@ def _strip_cpp(text: str) -> tuple[str, list[tuple[int, str]]]:
 
 
 def _parse(text: str, target: str) -> _Source:
-    if target not in TARGETS:
-        raise ValueError(f"unknown target {target!r}: expected one of {', '.join(TARGETS)}")
-    lang = "py" if target == "triton" else "cpp"
+    info = TARGETS.get(target)
+    if info is None or info.language not in LANGUAGES:
+        known = [t.name for t in TARGETS.values() if t.language in LANGUAGES]
+        raise ValueError(f"unknown target {target!r}: expected one of {', '.join(known)}")
+    lang = LANGUAGES[info.language]
     code, strings = (_strip_python if lang == "py" else _strip_cpp)(text)
     starts = (0, *(m.end() for m in re.finditer("\n", code)))
     return _Source(lang, code, tuple(strings), starts)

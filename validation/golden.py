@@ -46,9 +46,10 @@ from targets.base import TARGETS
 from translate import ir
 from validation import sandbox
 from validation.atomic import write_atomic
+from validation.builds import build_candidate, candidate_file
 from validation.compare import Comparison, compare
 from validation.inputs import Case, read_npz
-from validation.runners import build_candidate, candidate_file, run_candidate_cases
+from validation.runners import run_candidate_cases
 from validation.signature import kernel_from_signature, signature
 
 MANIFEST = "manifest.json"

@@ -36,9 +36,9 @@ import numpy as np
 from targets.cuda import CudaRenderer
 from translate import ir
 from validation import worker
+from validation.builds import compile_cached, nvcc_command
 from validation.ceilings import Ceilings
 from validation.costs import Work
-from validation.runners import compile_cached, nvcc_command
 from validation.timing import Timing, time_cpu, time_gpu
 
 

@@ -6,7 +6,6 @@ Public API::
                     extra_sources=(), fflags=(), cflags=(), libraries=()) -> ReferenceBuild
     run_reference(build, kernel, case, workdir, timeout=60) -> RunResult
     run_reference_cases(build, kernel, cases, workdir, timeout=60) -> list[RunResult]
-    build_candidate(target, files_dir, kernel, cache_dir=None) -> CandidateBuild
     run_candidate(target, files_dir, kernel, case, workdir, cache_dir=None, timeout=60, gpu=None) -> RunResult
     run_candidate_cases(target, files_dir, kernel, cases, workdir, ...) -> list[RunResult]  (one process)
 
@@ -22,26 +21,23 @@ under ``cache_dir`` (default ``$KT_CACHE`` or ``~/.cache/kernel-translate``).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import MappingProxyType
 from typing import Any
 
 import numpy as np
 
-from targets import host_calls
 from targets.base import TARGETS
 from translate import ir
-from validation import sandbox, symbols, toolchains
+from validation import sandbox, toolchains
+from validation.builds import build_candidate, content_hash, default_cache_dir, publish
 from validation.inputs import Case
 from validation.processes import (
     WALL_CAP_FACTOR,
@@ -51,8 +47,6 @@ from validation.processes import (
     tail,
 )
 from validation.signature import signature
-
-TARGET_EXT = MappingProxyType({name: t.extension for name, t in TARGETS.items()})
 
 
 @dataclass(frozen=True)
@@ -81,41 +75,6 @@ class ReferenceBuild:
     # kernels (lower-case names) the build cannot run, with why: their file, or a module they
     # need, did not compile; a signature the wrapper cannot express; a wrapper that did not compile
     failed: Mapping[str, str] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class CandidateBuild:
-    ok: bool
-    status: str  # "built" | "failed" | "unsupported" | "interpreted"
-    reason: str = ""
-    artifact: Path | None = None
-    log: str = ""
-
-
-def default_cache_dir() -> Path:
-    return Path(os.environ.get("KT_CACHE", Path.home() / ".cache" / "kernel-translate"))
-
-
-def _hash(*parts: str | bytes) -> str:
-    h = hashlib.sha256()
-    for p in parts:
-        h.update(p.encode() if isinstance(p, str) else p)
-        h.update(b"\0")
-    return h.hexdigest()[:20]
-
-
-def _publish(tmp: Path, final: Path) -> None:
-    """Move a finished build into place (another process may have won)."""
-    try:
-        tmp.rename(final)
-    except OSError:
-        if not final.exists() and tmp.exists():  # built on another file system: copied over
-            try:
-                shutil.move(str(tmp), str(final))
-                return
-            except OSError:
-                pass
-        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def runtime_dirs() -> list[Path]:
@@ -215,7 +174,7 @@ def build_reference(sources: list[Path], kernels: list[ir.Kernel], workdir: Path
     (tmp / "failed.json").write_text(json.dumps(failed, indent=1))
     (tmp / "notes.txt").write_text(notes)
     (tmp / "ok").write_text("")
-    _publish(tmp, final)
+    publish(tmp, final)
     return ReferenceBuild(True, "", final, module, log=notes + tail("\n".join(log)), failed=failed)
 
 
@@ -229,7 +188,7 @@ def _reference_key(sources: list[Path], extra: list[Path], kernels: list[ir.Kern
     here = Path(__file__).parent
     code = [(here / n).read_text() for n in ("fwrapper.py", "fsources.py", "refbuild.py")]
     sigs = sorted(repr((k.name, k.origin, k.result, k.params)) for k in kernels)
-    return _hash(*code, *sigs, *(str(s) + s.read_text(errors="replace") for s in [*sources, *extra]),
+    return content_hash(*code, *sigs, *(str(s) + s.read_text(errors="replace") for s in [*sources, *extra]),
                  *flags, "cflags", *cflags, "libs", *libs, *(str(i) for i in include),
                  *(f"{k}={v}" for k, v in sorted(defines.items())), *inc_files, sys.version)
 
@@ -331,120 +290,6 @@ def _sizes(case: Case) -> dict[str, Any]:
 # ---------------------------------------------------------------- candidates
 
 
-def candidate_file(target: str, files_dir: Path, name: str) -> Path | None:
-    ext = TARGET_EXT[target]
-    for d in (Path(files_dir), Path(files_dir) / target):
-        for stem in (name, name.lower()):
-            f = d / f"{stem}_{target}.{ext}"
-            if f.exists():
-                return f.resolve()
-    return None
-
-
-def build_candidate(target: str, files_dir: Path, kernel: ir.Kernel, cache_dir: Path | None = None,
-                    timeout: float = 600, check_symbols: bool = False) -> CandidateBuild:
-    """Compile a kokkos/cuda candidate to a shared library (cached by hash). ``check_symbols``
-    (code nobody has read: an LLM's): the object's undefined symbols must pass
-    :func:`validation.symbols.check_object`. The compiler's own output is not held to it: its
-    CUB scans reference dlopen and getenv through the library's headers."""
-    if target not in TARGET_EXT:
-        return CandidateBuild(False, "unsupported", f"unknown target '{target}'")
-    src = candidate_file(target, files_dir, kernel.name)
-    if src is None:
-        return CandidateBuild(False, "unsupported",
-                              f"no {kernel.name.lower()}_{target}.{TARGET_EXT[target]} in {files_dir}")
-    if target == "triton":
-        return CandidateBuild(True, "interpreted", "", src)
-    if target == "kokkos":
-        info = toolchains.find_kokkos()
-        if info is None or not shutil.which("g++"):
-            return CandidateBuild(False, "unsupported", "Kokkos or g++ not found (see translate doctor)")
-        omp = ["-fopenmp"] if "OpenMP" in info.backends else []
-        cmd = ["g++", *omp, "-std=c++17", "-O2", "-fPIC", "-c", f"-I{info.include}", f"-I{src.parent}", str(src),
-               "-o", "{obj}"]
-        link = ["g++", *omp, "-shared", "{obj}", "-o", "{out}", f"-L{info.lib_dir}", f"-l{info.lib}",
-                f"-Wl,-rpath,{info.lib_dir}"]
-        tools = [Path(info.include), Path(info.lib_dir)]
-    else:
-        if not shutil.which("nvcc"):
-            return CandidateBuild(False, "unsupported", "nvcc not found (see translate doctor)")
-        cmd = nvcc_command(src, src.parent, compile_only=True)
-        link = ["nvcc", "-shared", "{obj}", "-o", "{out}"]
-        nvcc = Path(shutil.which("nvcc") or "nvcc").resolve()
-        tools = [nvcc.parent.parent] + ([Path(p) for p in _nvcc_targets(nvcc)])
-    extern_ok = sorted(host_calls.link_name(s) for s in _host_calls(kernel) if host_calls.callable_from_c(s)) \
-        if check_symbols else None
-    return compile_cached(target, cmd, src.read_text(errors="replace"), cache_dir, timeout, link=link,
-                          extern_ok=extern_ok, sources=[src.parent, *tools])
-
-
-def _host_calls(kernel: ir.Kernel) -> list[ir.HostCall]:
-    return [n for s in kernel.body for n in ir.walk(s) if isinstance(n, ir.HostCall) and n.kind == "call"]
-
-
-def _nvcc_targets(nvcc: Path) -> list[str]:
-    """Folders an nvcc wrapper script execs into (``exec /usr/local/cuda-13.0/bin/nvcc``)."""
-    try:
-        head = nvcc.read_bytes()[:2000].decode(errors="replace") if nvcc.stat().st_size < 100_000 else ""
-    except OSError:
-        return []
-    return [str(Path(m).resolve().parent.parent) for m in re.findall(r"exec\s+(/\S+/bin/nvcc)\b", head)]
-
-
-def nvcc_command(src: Path | str, include: Path, compile_only: bool = False) -> list[str]:
-    """The nvcc line that builds a CUDA file into ``{out}`` (a shared library, sm_90 + PTX), or
-    with ``compile_only`` into the object ``{obj}``."""
-    made = ["-c", "-o", "{obj}"] if compile_only else ["-shared", "-o", "{out}"]
-    return ["nvcc", "-std=c++17", "-O2", "-Xcompiler", "-fPIC",
-            "-gencode", "arch=compute_90,code=sm_90", "-gencode", "arch=compute_90,code=compute_90",
-            f"-I{include}", str(src), *made]
-
-
-def compile_cached(kind: str, cmd: list[str], text: str, cache_dir: Path | None, timeout: float,
-                   files: dict[str, str] | None = None, *, link: list[str] | None = None,
-                   extern_ok: Sequence[str] | None = None, sources: Sequence[Path] = ()) -> CandidateBuild:
-    """Run ``cmd`` (``{out}``: the library to make) in a fresh folder holding ``files``,
-    cached under ``<cache>/<kind>/<hash of text and cmd>/lib.so``. With ``link``, ``cmd``
-    compiles to an object (``{obj}``) whose undefined symbols must pass
-    :func:`validation.symbols.check_object` (``extern_ok``: weak references it may make),
-    then ``link`` makes the library (``extern_ok`` None: no check). With a sandbox here, both
-    run in it, seeing ``sources`` (read-only) and the build folder only."""
-    key = _hash(kind, text, *cmd, *(link or []), "checked" if extern_ok is not None else "", *(extern_ok or []))
-    cache = Path(cache_dir or default_cache_dir()).resolve() / kind  # absolute: the compiler runs elsewhere
-    final = cache / key
-    if (final / "lib.so").exists():
-        return CandidateBuild(True, "built", "", final / "lib.so")
-    cache.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{key}-", dir=cache))
-    for name, content in (files or {}).items():
-        (tmp / name).write_text(content)
-    steps = [cmd, link] if link else [cmd]
-    outputs = []
-    for n, step in enumerate(steps):
-        step = [c.replace("{out}", str(tmp / "lib.so")).replace("{obj}", str(tmp / "obj.o")) for c in step]
-        cwd: Path | None = tmp
-        if link is not None and sandbox.probe().available:
-            jail = sandbox.Jail(read_only=[Path(p) for p in sources if Path(p).exists()], writable=[tmp],
-                                memory_bytes=None)
-            step, cwd = sandbox.command(step, jail, cwd=tmp), None
-        r = run_process(step, f"{kind} {'link' if n else 'compile'}", timeout, cwd=cwd, exit_signals=link is not None)
-        outputs.append(r.output)
-        if not r.ok:
-            shutil.rmtree(tmp, ignore_errors=True)
-            return CandidateBuild(False, "failed", r.reason, log=tail("".join(outputs)))
-        if n == 0 and link is not None and extern_ok is not None:
-            try:
-                refused = symbols.check_object(tmp / "obj.o", extern_ok)
-            except (OSError, subprocess.SubprocessError) as exc:
-                refused = [f"the symbol check could not read the object: {exc}"]
-            if refused:
-                shutil.rmtree(tmp, ignore_errors=True)
-                return CandidateBuild(False, "failed", "symbol check: the compiled code calls what a kernel may "
-                                                       f"not: {'; '.join(refused)}")
-    _publish(tmp, final)
-    return CandidateBuild(True, "built", "", final / "lib.so", tail("".join(outputs)))
-
-
 def run_candidate(target: str, files_dir: Path, kernel: ir.Kernel, case: Case, workdir: Path,
                   cache_dir: Path | None = None, timeout: float = 60, gpu: bool | None = None,
                   sig: dict[str, Any] | None = None) -> RunResult:
@@ -464,13 +309,21 @@ def run_candidate_cases(target: str, files_dir: Path, kernel: ir.Kernel, cases: 
     b = build_candidate(target, files_dir, kernel, cache_dir, check_symbols=untrusted)
     if not b.ok or b.artifact is None:
         return [RunResult(False, b.status, b.reason, log=b.log) for _ in cases]
+    info = TARGETS[target]
     gpu = toolchains.has_gpu() if gpu is None else gpu
-    entry = kernel.name.lower()
-    if target == "cuda" and not gpu:
-        return [RunResult(True, "compiled", "built with nvcc; no CUDA GPU here to run it", log=b.log) for _ in cases]
-    if target == "triton":
-        job = {"mode": "triton", "lib": str(b.artifact), "entry": entry, "device": "cuda" if gpu else "cpu"}
+    if info.needs_gpu_to_run and not gpu:
+        return [RunResult(True, "compiled", "built; no CUDA GPU here to run it", log=b.log) for _ in cases]
+    job = candidate_job(target, b.artifact, kernel, gpu)
+    if job["mode"] == "triton":
         env = {} if gpu else {"TRITON_INTERPRET": "1"}
         return _call(job, kernel, cases, workdir, timeout, "candidate", env, sigs)
-    job = {"mode": "ctypes", "lib": str(b.artifact), "entry": f"kt_{entry}", "gpu": target == "cuda"}
     return _call(job, kernel, cases, workdir, timeout, "candidate", sigs=sigs, timing=timing)
+
+
+def candidate_job(target: str, artifact: Path, kernel: ir.Kernel, gpu: bool) -> dict[str, Any]:
+    """The worker's job that calls a built candidate, as its target's runner says."""
+    info = TARGETS[target]
+    entry = info.symbol(kernel.name)
+    if info.runner == "triton":
+        return {"mode": "triton", "lib": str(artifact), "entry": entry, "device": "cuda" if gpu else "cpu"}
+    return {"mode": "ctypes", "lib": str(artifact), "entry": entry, "gpu": info.gpu}

@@ -65,6 +65,10 @@ def gxx() -> Toolchain:
     return _compiler("g++", os.environ.get("CXX", "g++"), r"g\+\+[^\n]*?(\d+\.\d+\.\d+)")
 
 
+def cmake() -> Toolchain:
+    return _compiler("cmake", "cmake", r"cmake version (\d+\.\d+\.\d+)")
+
+
 def nvcc() -> Toolchain:
     return _compiler("nvcc", "nvcc", r"release (\d+\.\d+)")
 
@@ -85,7 +89,12 @@ def f2py() -> Toolchain:
 
 
 def find_kokkos() -> KokkosInfo | None:
-    for inc in KOKKOS_INCLUDE_DIRS:
+    """The Kokkos install the candidates build against: ``$Kokkos_ROOT`` where set (as CMake
+    reads it), else the first of the system's."""
+    root = os.environ.get("Kokkos_ROOT")
+    includes = (f"{root}/include", *KOKKOS_INCLUDE_DIRS) if root else KOKKOS_INCLUDE_DIRS
+    lib_dirs = (f"{root}/lib", f"{root}/lib64", *LIB_DIRS) if root else LIB_DIRS
+    for inc in includes:
         cfg = Path(inc) / "KokkosCore_config.h"
         if not cfg.exists():
             continue
@@ -101,7 +110,7 @@ def find_kokkos() -> KokkosInfo | None:
             v = int(m.group(1))
             version = f"{v // 10000}.{v // 100 % 100}.{v % 100}"
         for lib in KOKKOS_LIBS:
-            for d in LIB_DIRS:
+            for d in lib_dirs:
                 if (Path(d) / f"lib{lib}.so").exists():
                     return KokkosInfo(inc, lib, d, backends, version)
     return None
@@ -148,7 +157,7 @@ def has_gpu() -> bool:
 
 def detect() -> list[Toolchain]:
     gpu = cuda_gpu()
-    return [gfortran(), f2py(), gxx(), kokkos(), nvcc(), gpu, triton(gpu)]
+    return [gfortran(), f2py(), gxx(), cmake(), kokkos(), nvcc(), gpu, triton(gpu)]
 
 
 @dataclass
@@ -159,7 +168,7 @@ class Probe:
 
     def get(self, name: str) -> Toolchain:
         if name not in self._seen:
-            table = {"gfortran": gfortran, "f2py": f2py, "g++": gxx, "kokkos": kokkos, "nvcc": nvcc,
+            table = {"gfortran": gfortran, "f2py": f2py, "g++": gxx, "cmake": cmake, "kokkos": kokkos, "nvcc": nvcc,
                      "cuda-gpu": cuda_gpu, "triton": lambda: triton(self.get("cuda-gpu"))}
             self._seen[name] = table[name]()
         return self._seen[name]

@@ -13,7 +13,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from targets.cuda import compile_command  # noqa: E402
+from validation.builds import nvcc_command  # noqa: E402
 
 SOURCE = Path("examples/fortran_numerics/out/numerics_recurrences/cuda/linrec_cuda.cu")
 ENTRY = ('\nextern "C" int probe_linrec(int n, const double* a, const double* b, double* x) '
@@ -28,7 +28,8 @@ def variants(src: str) -> dict[str, str]:
 def build(name: str, text: str, folder: Path) -> ctypes._CFuncPtr:
     src = folder / f"{len(list(folder.glob('*.cu')))}.cu"
     src.write_text(text + ENTRY)
-    res = subprocess.run(compile_command(src, src.with_suffix(".so")), capture_output=True, text=True)
+    cmd = [c.replace("{out}", str(src.with_suffix(".so"))) for c in nvcc_command(src, folder)]
+    res = subprocess.run(cmd, capture_output=True, text=True)
     if res.returncode:
         sys.exit(f"{name}: build failed\n{res.stderr[-2000:]}")
     f = ctypes.CDLL(str(src.with_suffix(".so"))).probe_linrec
