@@ -31,6 +31,8 @@ Schema (every key; ``language`` and ``sources`` are required, the rest optional)
         agent: {provider: none}        # or openai with model, base_url, api_key_env
         output: out/<name>             # default
         preprocess: {include: [include/], defines: {ORDER: 2}}
+        program: {run: ..., check: ...}  # the original program, run next to the migrated one
+                                       # (graph/program_config.py)
         build:                         # what the reference build adds (graph/build_config.py)
           sources: [common/wtime.c, common/timers.f90]   # globs: compiled and linked into the
                                        # reference, never translated (.c files with cc -c -fPIC)
@@ -61,7 +63,17 @@ import yaml
 
 from graph.agent_config import AgentConfig, parse_agent
 from graph.build_config import BuildConfig, library_args, parse_build
-from graph.yamlcheck import Checker, ConfigError, Issue, KeyPath, describe, did_you_mean, format_key, index_lines
+from graph.program_config import ProgramConfig, parse_program
+from graph.yamlcheck import (
+    Checker,
+    ConfigError,
+    Issue,
+    KeyPath,
+    describe,
+    did_you_mean,
+    format_key,
+    index_lines,
+)
 from targets.base import BUILTIN_TARGETS
 
 __all__ = [
@@ -77,7 +89,7 @@ GENERATORS = ("normal", "uniform", "positive", "spd", "diag_dominant")
 
 WORKFLOW_KEYS = (
     "root", "language", "sources", "targets", "sizes", "values", "inputs", "shapes",
-    "validate", "optimize", "agent", "output", "preprocess", "regions", "module", "init", "build",
+    "validate", "optimize", "agent", "output", "preprocess", "regions", "module", "init", "build", "program",
 )
 REGION_KEYS = ("sizes", "values", "inputs", "shapes", "module", "init")
 PYTORCH_ONLY_KEYS = ("module", "init")
@@ -165,6 +177,7 @@ class Workflow:
     regions: dict[str, RegionConfig] = field(default_factory=dict)
     module: str | None = None
     init: tuple[Scalar, ...] | None = None
+    program: ProgramConfig | None = None  # how the original program is built, run and judged
     root: Path = Path(".")
     config_path: Path | None = field(default=None, compare=False)
     key_lines: Mapping[str, int] = field(default_factory=dict, repr=False, compare=False)
@@ -409,6 +422,8 @@ def _workflow(c: Checker, name: str, body: object, base: Path, config_path: Path
     agent = parse_agent(c, (*p, "agent"), w.get("agent"))
     preprocess = _preprocess(c, (*p, "preprocess"), w.get("preprocess"), root if root_ok else None)
     build = parse_build(c, (*p, "build"), w.get("build"), root if root_ok else None, _expand)
+    program = parse_program(c, (*p, "program"), w["program"], language, root if root_ok else None, _expand) \
+        if "program" in w else None
 
     if len(c.issues) != before:
         return None
@@ -417,8 +432,10 @@ def _workflow(c: Checker, name: str, body: object, base: Path, config_path: Path
         name=name, language=language, sources=sources, targets=targets,
         sizes=settings[0], values=settings[1], inputs=settings[2], shapes=settings[3],
         validate=validate, optimize=optimize, agent=agent, output=output, preprocess=preprocess, build=build,
-        regions=regions, module=module, init=init, root=root, config_path=config_path, key_lines=key_lines,
+        regions=regions, module=module, init=init, program=program, root=root, config_path=config_path,
+        key_lines=key_lines,
     )
+
 
 
 def _pytorch_keys(c: Checker, p: KeyPath, w: dict[str, Any],

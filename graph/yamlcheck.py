@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import yaml
+from pydantic import BaseModel, ValidationError
 
 KeyPath = tuple[str | int, ...]
 
@@ -206,3 +207,52 @@ class Checker:
                 continue
             out[key] = (k, v)
         return out
+
+
+def check_model(c: Checker, path: KeyPath, value: object, model: type[BaseModel]) -> BaseModel | None:
+    """``value`` read into ``model`` (a pydantic model), every problem reported through ``c``
+    at its key's line; unknown keys get a "did you mean"."""
+    try:
+        return model.model_validate({} if value is None else value)
+    except ValidationError as err:
+        for e in err.errors():
+            loc = tuple(e["loc"])
+            where = (*path, *loc)
+            if e["type"] == "extra_forbidden":
+                known = _fields_at(model, loc[:-1])
+                hint = did_you_mean(str(loc[-1]), known) or "; expected one of: " + ", ".join(known)
+                c.error(where, f"unknown key{hint}")
+            elif e["type"] == "missing":
+                c.error(where[:-1], f"missing required key '{loc[-1]}'")
+            else:
+                message = str(e["msg"]).removeprefix("Value error, ")
+                message = re.sub(r"^Input should be (greater|less)", r"must be \1", message)
+                message = re.sub(r"^Input should be ", "expected ", message)
+                shown = describe(e["input"]) if e["type"] not in ("value_error", "assertion_error") else ""
+                c.error(where, f"{message}, got {shown}" if shown and not isinstance(e["input"], dict) else message)
+        return None
+
+
+def _fields_at(model: type[BaseModel], loc: tuple[str | int, ...]) -> list[str]:
+    """The field names of the model found at ``loc`` inside ``model`` (list items skipped)."""
+    current: Any = model
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        field = current.model_fields.get(part) if isinstance(current, type) and issubclass(current, BaseModel) \
+            else None
+        if field is None:
+            return []
+        current = _model_in(field.annotation)
+    return list(current.model_fields) if isinstance(current, type) and issubclass(current, BaseModel) else []
+
+
+def _model_in(annotation: Any) -> Any:
+    """The pydantic model an annotation holds (``tuple[X, ...]``, ``X | None``: X)."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in getattr(annotation, "__args__", ()):
+        found = _model_in(arg)
+        if found is not None:
+            return found
+    return None
