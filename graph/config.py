@@ -196,7 +196,7 @@ class Workflow:
         found: set[Path] = set()
         issues = []
         for i, pattern in enumerate(self.sources):
-            matched = _expand(self.root, pattern)
+            matched = expand_glob(self.root, pattern)
             if not matched:
                 key = f"workflows.{self.name}.sources[{i}]"
                 issues.append(Issue(str(self.config_path or CONFIG_NAME), self.key_lines.get(key), key,
@@ -209,8 +209,8 @@ class Workflow:
     def build_files(self) -> list[Path]:
         """The files ``build.sources`` match under ``root`` (sorted; the workflow's own sources
         left out). Checked when the file was loaded; a glob that matches nothing now adds nothing."""
-        own = {f for pattern in self.sources for f in _expand(self.root, pattern)}
-        found = {f for pattern in self.build.sources for f in _expand(self.root, pattern)}
+        own = {f for pattern in self.sources for f in expand_glob(self.root, pattern)}
+        found = {f for pattern in self.build.sources for f in expand_glob(self.root, pattern)}
         return sorted(found - own)
 
     def build_libraries(self) -> list[str]:
@@ -309,7 +309,7 @@ def loads(text: str, path: Path | str) -> ProjectConfig:
     return ProjectConfig(path.resolve(), base, workflows)
 
 
-def _expand(root: Path, pattern: str) -> list[Path]:
+def expand_glob(root: Path, pattern: str) -> list[Path]:
     hits = glob.glob(pattern, root_dir=root, recursive=True)
     return sorted({(root / h).resolve() for h in hits if (root / h).is_file()})
 
@@ -374,7 +374,7 @@ def _workflow(c: Checker, name: str, body: object, base: Path, config_path: Path
     sources = c.string_list(w["sources"], (*p, "sources"), "globs") if "sources" in w else []
     if root_ok:
         for i, pattern in enumerate(sources):
-            if not _expand(root, pattern):
+            if not expand_glob(root, pattern):
                 c.error((*p, "sources", i), f"glob '{pattern}' matches no file under {root}")
 
     targets = list(TARGETS)
@@ -421,8 +421,8 @@ def _workflow(c: Checker, name: str, body: object, base: Path, config_path: Path
                                   {k: v for k, v in osizes.items() if isinstance(v, int)})
     agent = parse_agent(c, (*p, "agent"), w.get("agent"))
     preprocess = _preprocess(c, (*p, "preprocess"), w.get("preprocess"), root if root_ok else None)
-    build = parse_build(c, (*p, "build"), w.get("build"), root if root_ok else None, _expand)
-    program = parse_program(c, (*p, "program"), w["program"], language, root if root_ok else None, _expand) \
+    build = parse_build(c, (*p, "build"), w.get("build"), root if root_ok else None, expand_glob)
+    program = parse_program(c, (*p, "program"), w["program"], language, root if root_ok else None, expand_glob) \
         if "program" in w else None
 
     if len(c.issues) != before:

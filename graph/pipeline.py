@@ -20,6 +20,7 @@ from typing import Any
 
 from graph.config import ConfigError, Workflow
 from graph.profiling import RegionProfiler
+from graph.program_steps import migrate_program
 from graph.pytorch_steps import emit_model_new, load_regions, ops_entry
 from graph.pytorch_steps import validate as validate_torch
 from graph.report import region_entry, target_entry, write_reports
@@ -454,7 +455,14 @@ class WorkflowRun:
         probe = sandbox.probe()
         notes = errors if probe.available else [*errors, f"warning: the translations ran without a sandbox: "
                                                           f"{probe.detail}"]
-        json_path, md_path = write_reports(self.out_dir, self.workflow.name, entries, notes)
+        program = None
+        if self.workflow.program is not None:
+            try:
+                program = migrate_program(self.workflow, self.out_dir, entries, self.analysed, self.progress)
+            except (OSError, ValueError, ConfigError) as err:
+                program = {"name": self.workflow.program.name or self.workflow.name, "status": "failed",
+                           "reason": str(err), "targets": {}}
+        json_path, md_path = write_reports(self.out_dir, self.workflow.name, entries, notes, program)
         self.progress(f"report: {md_path}")
         return json_path
 

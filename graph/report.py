@@ -63,17 +63,21 @@ def summary(regions: list[dict[str, Any]]) -> Counter[str]:
 
 
 def write_reports(out_dir: Path, workflow: str, regions: list[dict[str, Any]],
-                  notes: list[str] | None = None) -> tuple[Path, Path]:
+                  notes: list[str] | None = None, program: dict[str, Any] | None = None) -> tuple[Path, Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     regions = sorted(regions, key=lambda r: (r["source"], r["line"], r["name"]))
-    doc = {"workflow": workflow, "regions": regions}
+    doc: dict[str, Any] = {"workflow": workflow, "regions": regions}
     if notes:
         doc["notes"] = notes
+    if program is not None:
+        doc["program"] = program
     json_path = out_dir / "report.json"
     write_atomic(json_path, json.dumps(doc, indent=2, default=str) + "\n")
     charts = write_charts(out_dir, workflow, regions)
     md_path = out_dir / "report.md"
     markdown = render_markdown(workflow, regions, notes or [], charts)
+    if program is not None:
+        markdown += program_markdown(program)
     write_atomic(md_path, markdown)
     write_atomic(out_dir / "report.html", render_html(markdown, out_dir))
     return json_path, md_path
@@ -197,3 +201,26 @@ def write_charts(out_dir: Path, workflow: str, regions: list[dict[str, Any]]) ->
         (out_dir / "speedup.svg").write_text(speedup_svg(bars, f"{workflow}: speedup over the reference"))
         names.append("speedup.svg")
     return names
+
+
+def program_markdown(program: dict[str, Any]) -> str:
+    """The whole program's section: the original and each migrated build, side by side."""
+    lines = ["", f"## Program `{program['name']}`: {program.get('status', '-')}", ""]
+    if program.get("reason"):
+        lines += [program["reason"], ""]
+    original = program.get("original", {})
+    lines += ["| build | status | seconds | routines replaced | checks |", "|---|---|---|---|---|",
+              f"| original | {'ran' if original.get('ran') else 'failed'} | {original.get('seconds', '-')} | - | - |"]
+    for target, info in program.get("targets", {}).items():
+        checks = ", ".join(f"{c['check']} {'ok' if c['ok'] else 'FAILED'}" for c in info.get("checks", [])) or "-"
+        lines.append(f"| {target} | {info.get('status', '-')} | {info.get('seconds', '-')} | "
+                     f"{len(info.get('replaced', []))} | {checks} |")
+    for target, info in program.get("targets", {}).items():
+        for c in info.get("checks", []):
+            if not c["ok"]:
+                lines.append(f"- {target} {c['check']}: {c['detail']}")
+        if info.get("reason"):
+            lines.append(f"- {target}: {info['reason']}")
+        for name, why in info.get("refused", {}).items():
+            lines.append(f"- {target}: `{name}` stays the original routine: {why}")
+    return "\n".join(lines) + "\n"

@@ -77,3 +77,80 @@ add_library({name} SHARED
 )
 target_link_libraries({name} PRIVATE CUDA::cudart)
 """
+
+
+def _kokkos_link(name: str) -> str:
+    return f"""  if(Kokkos_INCLUDE_DIRS AND Kokkos_LIBRARIES)
+    target_include_directories({name} PRIVATE ${{Kokkos_INCLUDE_DIRS}})
+    target_link_libraries({name} PRIVATE ${{Kokkos_LIBRARIES}})
+  else()
+    target_link_libraries({name} PRIVATE Kokkos::kokkos)
+  endif()"""
+
+
+def program_cmake(program: str, original: Iterable[str], migrated: dict[str, dict[str, str]],
+                  translations: dict[str, Iterable[str]], fflags: Iterable[str] = (), cflags: Iterable[str] = (),
+                  include: Iterable[str] = (), defines: dict[str, str] | None = None,
+                  libraries: Iterable[str] = ()) -> str:
+    """A project building the original program (``<program>_original``) and, per target, the
+    migrated one (``<program>_<target>``): the original's sources with each file in
+    ``migrated[target]`` (original path -> replacement path) swapped in, plus the target's
+    translations (``translations[target]``: generated sources and Fortran interfaces).
+    ``KT_KOKKOS`` (on by default) and ``KT_CUDA`` (off) choose the targets built."""
+    files = sorted(original)
+    defs = " ".join(f"{k}={v}" for k, v in sorted((defines or {}).items()))
+    common = []
+    if include:
+        common.append(f"  target_include_directories(${{exe}} PRIVATE {' '.join(include)})")
+    if defs:
+        common.append(f"  target_compile_definitions(${{exe}} PRIVATE {defs})")
+    if fflags:
+        common.append(f"  target_compile_options(${{exe}} PRIVATE $<$<COMPILE_LANGUAGE:Fortran>:{';'.join(fflags)}>)")
+    if cflags:
+        common.append(f"  target_compile_options(${{exe}} PRIVATE $<$<COMPILE_LANGUAGE:C>:{';'.join(cflags)}>)")
+    if libraries:
+        common.append(f"  target_link_libraries(${{exe}} PRIVATE {' '.join(libraries)})")
+    common.append("  set_target_properties(${exe} PROPERTIES Fortran_MODULE_DIRECTORY "
+                  "${CMAKE_CURRENT_BINARY_DIR}/modules/${exe})")
+    parts = [f"""cmake_minimum_required(VERSION 3.18)
+project({program}_program LANGUAGES Fortran C CXX)
+{RELEASE_BY_DEFAULT}
+
+option(KT_KOKKOS "build the program with its Kokkos translations" ON)
+option(KT_CUDA "build the program with its CUDA translations" OFF)
+set(CMAKE_CXX_STANDARD 17)
+
+# the original program's sources
+set(ORIGINAL
+{chr(10).join(f"    {f}" for f in files)}
+)
+
+# what every build of the program shares: its include folders, defines, flags and libraries
+function(kt_program_settings exe)
+{chr(10).join(common)}
+endfunction()
+
+add_executable({program}_original ${{ORIGINAL}})
+kt_program_settings({program}_original)
+"""]
+    for target, option in (("kokkos", "KT_KOKKOS"), ("cuda", "KT_CUDA")):
+        if target not in migrated:
+            continue
+        swap = migrated[target]
+        sources = [swap.get(f, f) for f in files] + sorted(translations.get(target, ()))
+        exe = f"{program}_{target}"
+        listed = "\n".join(f"    {s}" for s in sources)
+        if target == "kokkos":
+            link = f"  find_package(Kokkos REQUIRED)\n  add_executable({exe}\n{listed}\n  )\n{_kokkos_link(exe)}"
+        else:
+            link = (f"  if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)\n    set(CMAKE_CUDA_ARCHITECTURES 90)\n  endif()\n"
+                    f"  enable_language(CUDA)\n  find_package(CUDAToolkit REQUIRED)\n"
+                    f"  add_executable({exe}\n{listed}\n  )\n  target_link_libraries({exe} PRIVATE CUDA::cudart)")
+        parts.append(f"""
+# the program with its {target} translations in place of the routines they replace
+if({option})
+{link}
+  kt_program_settings({exe})
+endif()
+""")
+    return "".join(parts)

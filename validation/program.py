@@ -1,0 +1,158 @@
+"""Build, run and judge a whole program: the original next to its migrated builds.
+
+Public API::
+
+    build_program(source, build, targets, timeout, config=()) -> dict[str, BuildOutcome]
+    run_program(exe, folder, args, inputs, timeout) -> ProgramRun
+    judge(original, migrated, numbers, files, expect) -> list[Verdict]
+
+The program's own CMakeLists (``targets.cmake.program_cmake``) is configured once and each
+executable built on its own, so a target that does not build leaves the others. A run
+happens in a fresh folder holding copies of the input files; its limit is CPU time, so a
+busy machine does not stop it. The judgement compares what the declared checks extract
+from both runs: numbers matched in the standard output, in order; every number of an output
+file, in order; lines each output must contain.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import shutil
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from validation.processes import run_process, tail
+
+NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eEdD][-+]?\d+)?")
+
+
+@dataclass(frozen=True)
+class BuildOutcome:
+    ok: bool
+    executable: Path | None = None
+    reason: str = ""
+    log: str = ""
+
+
+@dataclass(frozen=True)
+class ProgramRun:
+    ok: bool
+    folder: Path
+    output: str = ""
+    seconds: float = 0.0
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class Verdict:
+    check: str  # "numbers[0]", "files[1]", "expect[0]"
+    ok: bool
+    detail: str
+    compared: int = 0  # values compared
+    max_rel_err: float = 0.0
+
+
+@dataclass(frozen=True)
+class Tol:
+    rtol: float
+    atol: float
+
+
+def build_program(source: Path, build: Path, executables: Sequence[str], timeout: float,
+                  config: Sequence[str] = ()) -> dict[str, BuildOutcome]:
+    """Configure ``source`` (a folder with the program's CMakeLists) into ``build`` with
+    ``config`` (``-D`` options) and build each executable; one that fails leaves the rest."""
+    build.mkdir(parents=True, exist_ok=True)
+    r = run_process(["cmake", "-S", str(source), "-B", str(build), *config], "program configure", timeout)
+    if not r.ok:
+        return {e: BuildOutcome(False, reason=f"cmake configure: {r.reason}", log=tail(r.output)) for e in executables}
+    out = {}
+    for exe in executables:
+        r = run_process(["cmake", "--build", str(build), "--target", exe], f"build {exe}", timeout)
+        path = build / exe
+        out[exe] = BuildOutcome(True, path, log=tail(r.output)) if r.ok and path.exists() else \
+            BuildOutcome(False, reason=r.reason or f"no {exe} was built", log=tail(r.output))
+    return out
+
+
+def run_program(exe: Path, folder: Path, args: Sequence[str], inputs: Iterable[Path], timeout: float) -> ProgramRun:
+    """``exe args`` in a fresh ``folder`` holding copies of ``inputs``; ``timeout``: CPU seconds."""
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    for f in inputs:
+        shutil.copy(f, folder / f.name)
+    r = run_process([str(exe), *args], exe.name, timeout * 10, cwd=folder, cpu_limit=timeout)
+    return ProgramRun(r.ok, folder, r.output, r.seconds, "" if r.ok else r.reason)
+
+
+def numbers(text: str) -> list[float]:
+    """Every number in ``text`` (Fortran's D exponents read as E)."""
+    return [_float(m.group()) for m in NUMBER.finditer(text)]
+
+
+def _float(text: str) -> float:
+    return float(text.replace("d", "e").replace("D", "e"))
+
+
+def matched(pattern: str, text: str) -> list[float]:
+    """The numbers ``pattern`` matches in ``text``: its first group (or the whole match) read as
+    a number; a match that is not a number is NaN (it then never compares equal)."""
+    out = []
+    for m in re.finditer(pattern, text, re.MULTILINE):
+        value = m.group(1) if m.re.groups else m.group()
+        try:
+            out.append(_float(value.strip()))
+        except ValueError:
+            out.append(math.nan)
+    return out
+
+
+def compare(expected: Sequence[float], got: Sequence[float], tol: Tol, what: str) -> Verdict:
+    if not expected:
+        return Verdict(what, False, "the original's run gives no value to compare (check the pattern or file)")
+    if len(expected) != len(got):
+        return Verdict(what, False, f"{len(got)} values where the original has {len(expected)}")
+    worst, where = 0.0, -1
+    for k, (a, b) in enumerate(zip(expected, got, strict=True)):
+        if not (abs(a - b) <= tol.atol + tol.rtol * abs(a)):  # NaN fails
+            return Verdict(what, False, f"value {k + 1} of {len(expected)}: {b!r} where the original has {a!r} "
+                                        f"(rtol {tol.rtol:g}, atol {tol.atol:g})", len(expected))
+        rel = abs(a - b) / abs(a) if a else abs(b)
+        if rel > worst:
+            worst, where = rel, k
+    detail = f"{len(expected)} values agree" + (f" (largest relative difference {worst:.2e}, value {where + 1})"
+                                                   if where >= 0 else " exactly")
+    return Verdict(what, True, detail, len(expected), worst)
+
+
+@dataclass(frozen=True)
+class Checks:
+    numbers: Sequence[tuple[str, Tol]] = ()
+    files: Sequence[tuple[str, Tol]] = ()
+    expect: Sequence[str] = field(default_factory=tuple)
+
+
+def judge(original: ProgramRun, migrated: ProgramRun, checks: Checks) -> list[Verdict]:
+    """Each declared check on the two runs (the migrated run judged against the original)."""
+    out = []
+    for k, (pattern, tol) in enumerate(checks.numbers):
+        out.append(compare(matched(pattern, original.output), matched(pattern, migrated.output), tol,
+                           f"numbers[{k}]"))
+    for k, (name, tol) in enumerate(checks.files):
+        a, b = original.folder / name, migrated.folder / name
+        if not a.is_file():
+            out.append(Verdict(f"files[{k}]", False, f"the original wrote no {name}"))
+        elif not b.is_file():
+            out.append(Verdict(f"files[{k}]", False, f"the migrated program wrote no {name}"))
+        else:
+            out.append(compare(numbers(a.read_text(errors="replace")), numbers(b.read_text(errors="replace")), tol,
+                               f"files[{k}]"))
+    for k, line in enumerate(checks.expect):
+        if line not in original.output:
+            out.append(Verdict(f"expect[{k}]", False, f"the original's output does not contain '{line}' either"))
+        else:
+            ok = line in migrated.output
+            out.append(Verdict(f"expect[{k}]", ok, f"'{line}' {'found' if ok else 'missing'} in the output"))
+    return out
