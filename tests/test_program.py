@@ -1,0 +1,93 @@
+"""Whole programs: the judgement of two runs (validation/program.py) and the example program
+migrated end to end (graph/program_steps.py), where a wrong translation must make it differ."""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+from pathlib import Path
+
+import pytest
+
+from graph.cli import main
+from validation import toolchains
+from validation.program import Checks, ProgramRun, Tol, build_program, compare, judge, matched, numbers, run_program
+
+EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "fortran_program"
+TIGHT = Tol(1e-12, 0.0)
+
+
+def _run(folder: Path, output: str, files: dict[str, str] | None = None) -> ProgramRun:
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, text in (files or {}).items():
+        (folder / name).write_text(text)
+    return ProgramRun(True, folder, output)
+
+
+def test_numbers_are_read_as_fortran_writes_them() -> None:
+    assert numbers("x = 1.5D+02, y=-3e-1 z .5 7") == [150.0, -0.3, 0.5, 7.0]
+    assert matched(r"heat =\s*(\S+)", "heat = 1.0E+00\nheat = 2.5D0\n") == [1.0, 2.5]
+    assert math.isnan(matched(r"heat =\s*(\S+)", "heat = ****")[0])  # a field too narrow for its value
+    assert matched(r"heat =\s*(\S+)", "") == []
+
+
+def test_compare_fails_on_a_wrong_value_a_missing_one_and_nan() -> None:
+    assert compare([1.0, 2.0], [1.0, 2.0], TIGHT, "n").ok
+    assert compare([1.0, 2.0], [1.0, 2.0 + 1e-13], TIGHT, "n").ok
+    wrong = compare([1.0, 2.0], [1.0, 2.001], TIGHT, "n")
+    assert not wrong.ok and "value 2 of 2: 2.001 where the original has 2.0" in wrong.detail
+    assert "1 values where the original has 2" in compare([1.0, 2.0], [1.0], TIGHT, "n").detail
+    assert not compare([1.0], [math.nan], Tol(1.0, 1.0), "n").ok
+    assert not compare([], [], TIGHT, "n").ok  # nothing extracted decides nothing
+
+
+def test_judge_each_kind_of_check(tmp_path: Path) -> None:
+    a = _run(tmp_path / "a", "heat = 1.0\nrun complete\n", {"f.dat": "1.0 2.0\n3.0\n"})
+    good = _run(tmp_path / "b", "heat = 1.0\nrun complete\n", {"f.dat": "1.0 2.0 3.0"})
+    bad = _run(tmp_path / "c", "heat = 1.1\n", {"f.dat": "1.0 2.0 3.5"})
+    checks = Checks([(r"heat =\s*(\S+)", TIGHT)], [("f.dat", TIGHT), ("g.dat", TIGHT)], ["run complete"])
+    verdicts = {v.check: v for v in judge(a, good, checks)}
+    assert verdicts["numbers[0]"].ok and verdicts["files[0]"].ok and verdicts["expect[0]"].ok
+    assert not verdicts["files[1]"].ok and "the original wrote no g.dat" in verdicts["files[1]"].detail
+    assert not any(v.ok for v in judge(a, bad, checks))
+    missing = judge(good, a, Checks(expect=["VERIFICATION SUCCESSFUL"]))[0]
+    assert not missing.ok and "does not contain 'VERIFICATION SUCCESSFUL' either" in missing.detail
+
+
+needs_builds = pytest.mark.skipif(
+    not (toolchains.gfortran().available and toolchains.cmake().available and toolchains.find_kokkos() is not None),
+    reason="needs gfortran, cmake and Kokkos")
+
+
+@pytest.mark.slow
+@needs_builds
+def test_the_example_program_migrates_and_a_wrong_translation_differs(tmp_path: Path) -> None:
+    project = tmp_path / "fortran_program"
+    shutil.copytree(EXAMPLE, project, ignore=shutil.ignore_patterns("out"))
+    assert main(["run", str(project), "--targets", "kokkos,cuda"]) == 0
+    out = project / "out" / "heat"
+    program = json.loads((out / "report.json").read_text())["program"]
+    assert program["status"] == "matched", program
+    kokkos = program["targets"]["kokkos"]
+    assert kokkos["replaced"] == ["add_source", "apply_bc", "copy_back", "diffuse", "total_heat"]
+    assert {c["check"] for c in kokkos["checks"] if c["ok"]} == {"numbers[0]", "files[0]", "expect[0]"}
+    assert program["targets"]["cuda"]["status"] in ("compiled", "matched", "not built")
+    assert "## Program `heat`: matched" in (out / "report.md").read_text()
+
+    # the same program with a wrong diffusion kernel: its results must differ from the original's
+    source = out / "kokkos" / "diffuse_kokkos.cpp"
+    text = source.read_text()
+    assert "4.0" in text
+    source.write_text(text.replace("4.0", "3.9", 1))
+    folder = out / "program"
+    builds = build_program(folder, folder / "build", ["heat_kokkos"], 600, ["-DKT_CUDA=OFF"])
+    assert builds["heat_kokkos"].ok, builds["heat_kokkos"].log
+    original_exe = folder / "build" / "heat_original"
+    inputs = [project / "data" / "heat.in"]
+    a = run_program(original_exe, tmp_path / "run_a", [], inputs, 600)
+    b = run_program(builds["heat_kokkos"].executable, tmp_path / "run_b", [], inputs, 600)
+    checks = Checks([(r"heat =\s*(\S+)", Tol(1e-10, 0.0))], [("field.dat", Tol(1e-10, 1e-12))], ["run complete"])
+    verdicts = {v.check: v for v in judge(a, b, checks)}
+    assert a.ok and b.ok and not verdicts["numbers[0]"].ok and not verdicts["files[0]"].ok
+    assert verdicts["expect[0]"].ok  # a line the run prints whatever its numbers: not enough on its own
