@@ -28,6 +28,7 @@ from validation import toolchains
 from validation.program import Checks, Tol, build_program, judge, run_program
 
 FORTRAN = (".f", ".for", ".f77", ".f90", ".f95", ".f03", ".f08")
+HEADERS = (".h", ".inc", ".fh", ".fi", ".hh", ".hpp")
 MIGRATED_STATUS = {"kokkos": ("validated",), "cuda": ("validated", "compiled")}
 
 
@@ -37,6 +38,15 @@ def program_files(wf: Workflow, program: ProgramConfig) -> list[Path]:
     for pattern in program.sources:
         found.update(expand_glob(wf.root, pattern))
     return sorted(found)
+
+
+def _headers(wf: Workflow, files: list[Path]) -> dict[Path, str]:
+    """The files INCLUDE and #include may read: those with a header's suffix in the folders of
+    the program's sources and in the workflow's include folders (under its root)."""
+    root = wf.root.resolve()
+    folders = {f.resolve().parent for f in files} | {d.resolve() for d in wf.include_dirs()}
+    return {h: h.resolve().relative_to(root).as_posix() for d in sorted(folders) if d.is_relative_to(root)
+            for h in sorted(d.iterdir()) if h.is_file() and h.suffix.lower() in HEADERS}
 
 
 def migrate_program(wf: Workflow, out_dir: Path, entries: list[dict[str, Any]],
@@ -49,7 +59,7 @@ def migrate_program(wf: Workflow, out_dir: Path, entries: list[dict[str, Any]],
     folder = out_dir / "program"
     files = program_files(wf, program)
     rels = {f: f.resolve().relative_to(wf.root.resolve()).as_posix() for f in files}
-    for f, rel in rels.items():
+    for f, rel in {**_headers(wf, files), **rels}.items():
         (folder / "original" / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(f, folder / "original" / rel)
 

@@ -64,6 +64,13 @@ def test_root_workflows_mirror_the_example() -> None:
     assert len(names) == len(set(names))
 
 
+def test_root_workflows_mirror_the_program_example() -> None:
+    root, ex = load(REPO), load(REPO / "examples" / "fortran_program")
+    r, wf = root.workflow("program_heat"), ex.workflow("heat")
+    assert r.program is not None and r.program == wf.program
+    assert replace(r, name=wf.name, output=wf.output, config_path=wf.config_path) == wf
+
+
 def test_custom_input_generator_gives_a_dominant_diagonal() -> None:
     wf = load(NUMERICS).workflow("recurrences")
     spec = wf.region("TRIDAG").inputs["b"]
