@@ -22,10 +22,13 @@ from graph.config import Workflow, expand_glob
 from graph.program_config import ProgramConfig
 from parsers.base import ParseError
 from parsers.fortran_migrate import migrate_file
+from parsers.fortran_regions import ProcedureFacts, place_regions, procedure_facts
+from parsers.fortran_units import make_parser, read, top_units
 from targets.cmake import program_cmake
+from targets.data_runtime import runtime_files
 from translate import ir
 from validation import toolchains
-from validation.program import Checks, Tol, build_program, judge, run_program
+from validation.program import Checks, Tol, build_program, judge, run_program, transfers
 
 FORTRAN = (".f", ".for", ".f77", ".f90", ".f95", ".f03", ".f08")
 HEADERS = (".h", ".inc", ".fh", ".fi", ".hh", ".hpp")
@@ -63,6 +66,10 @@ def migrate_program(wf: Workflow, out_dir: Path, entries: list[dict[str, Any]],
         (folder / "original" / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(f, folder / "original" / rel)
 
+    for rel, text in runtime_files().items():
+        (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+        (folder / rel).write_text(text)
+    facts = _facts(wf, files)
     section: dict[str, Any] = {"name": name, "targets": {}}
     migrated: dict[str, dict[str, str]] = {}
     translations: dict[str, list[str]] = {}
@@ -75,17 +82,19 @@ def migrate_program(wf: Workflow, out_dir: Path, entries: list[dict[str, Any]],
             k = kernel(n)
             if isinstance(k, ir.Kernel):
                 kernels[n] = k
-        swap, replaced, refused = _migrate_files(wf, files, rels, kernels, folder / target)
-        migrated[target] = swap
+        texts, replaced, refused = _migrate_files(wf, files, kernels)
+        placed = _place_regions(wf, files, texts, {n: kernels[n] for n in replaced}, facts)
+        migrated[target] = _write(wf, rels, texts, folder / target)
         ext = {"kokkos": "cpp", "cuda": "cu"}[target]
         translations[target] = [f"../{target}/{n}_{target}.{ext}" for n in replaced] + \
-            [f"../fortran/{n}_interface.f90" for n in replaced]
-        section["targets"][target] = {"replaced": replaced, "refused": refused}
+            [f"../fortran/{n}_interface.f90" for n in replaced] + \
+            ([f"runtime/kt_data_{target}.{ext}", "runtime/kt_data.f90"] if placed["regions"] else [])
+        section["targets"][target] = {"replaced": replaced, "refused": refused, "data": placed}
 
     b = wf.build
     (folder / "CMakeLists.txt").write_text(program_cmake(
         name, [f"original/{r}" for r in rels.values()],
-        {t: {f"original/{k}": f"{t}/{v}" for k, v in s.items()} for t, s in migrated.items()}, translations,
+        {t: {f"original/{k}": f"{t}/{v}" for k, v in sw.items()} for t, sw in migrated.items()}, translations,
         fflags=b.flags, cflags=b.cflags, include=[f"original/{d}" for d in wf.preprocess.include],
         defines=dict(wf.preprocess.defines), libraries=b.libraries))
     progress(f"program {name}: written to {folder}")
@@ -93,9 +102,11 @@ def migrate_program(wf: Workflow, out_dir: Path, entries: list[dict[str, Any]],
     return section
 
 
-def _migrate_files(wf: Workflow, files: list[Path], rels: dict[Path, str], kernels: dict[str, ir.Kernel],
-                   dest: Path) -> tuple[dict[str, str], list[str], dict[str, str]]:
-    swap: dict[str, str] = {}
+def _migrate_files(wf: Workflow, files: list[Path], kernels: dict[str, ir.Kernel]
+                   ) -> tuple[dict[Path, str], list[str], dict[str, str]]:
+    """The Fortran files holding translated routines, migrated: their texts, the routines
+    replaced and those refused with why."""
+    texts: dict[Path, str] = {}
     replaced: list[str] = []
     refused: dict[str, str] = {}
     for f in files:
@@ -107,16 +118,68 @@ def _migrate_files(wf: Workflow, files: list[Path], rels: dict[Path, str], kerne
             refused.update({n: f"{err}" for n in kernels if n not in replaced})
             continue
         refused.update(m.refused)
-        if not m.replaced:
+        if m.replaced:
+            texts[f] = m.text
+            replaced += m.replaced
+    return texts, sorted(replaced), {n: why for n, why in refused.items() if n not in replaced}
+
+
+def _facts(wf: Workflow, files: list[Path]) -> ProcedureFacts:
+    units: list[object] = []
+    parser = make_parser()
+    for f in files:
+        if f.suffix.lower() in FORTRAN:
+            try:
+                units += top_units(read(f, wf.root, parser, wf.include_dirs(), dict(wf.preprocess.defines))[1])
+            except ParseError:
+                continue
+    return procedure_facts(units)
+
+
+def _place_regions(wf: Workflow, files: list[Path], texts: dict[Path, str], kernels: dict[str, ir.Kernel],
+                   facts: ProcedureFacts) -> dict[str, Any]:
+    """Data regions in the program's main programs (``texts`` updated): where they are, the
+    update calls made and the loops left without one."""
+    translated = {n: frozenset(k for k, p in enumerate(p for p in kern.params if not p.binding)
+                               if isinstance(p, ir.Array)) for n, kern in kernels.items()}
+    globals_ = {p.name.lower() for kern in kernels.values() for p in kern.params
+                if isinstance(p, ir.Array) and (p.binding or "").split(":")[0] in ("module", "common", "program")}
+    out: dict[str, Any] = {"regions": [], "updates": 0, "refused": []}
+    if not translated:
+        return out
+    for f in files:
+        if f.suffix.lower() not in FORTRAN:
             continue
+        text = texts.get(f)
+        try:
+            if text is None:
+                pp, _ = read(f, wf.root, make_parser(), wf.include_dirs(), dict(wf.preprocess.defines))
+                text = pp.pp.text
+            if "program" not in text.lower():
+                continue
+            placed = place_regions(f, wf.root, text, translated, globals_, facts)
+        except ParseError as err:
+            out["refused"].append(f"{err}")
+            continue
+        if placed.regions:
+            texts[f] = placed.text
+        out["regions"] += placed.regions
+        out["updates"] += placed.updates
+        out["refused"] += placed.refused
+    return out
+
+
+def _write(wf: Workflow, rels: dict[Path, str], texts: dict[Path, str], dest: Path) -> dict[str, str]:
+    """The migrated files written under ``dest``: original path -> their path in the project."""
+    swap = {}
+    for f, text in texts.items():
         rel = rels[f]
         if f.suffix != f.suffix.lower():  # preprocessed already: compiled as it is
             rel = rel[: -len(f.suffix)] + f.suffix.lower()
         (dest / rel).parent.mkdir(parents=True, exist_ok=True)
-        (dest / rel).write_text(m.text)
+        (dest / rel).write_text(text)
         swap[rels[f]] = rel
-        replaced += m.replaced
-    return swap, sorted(replaced), {n: why for n, why in refused.items() if n not in replaced}
+    return swap
 
 
 def _build_and_run(wf: Workflow, program: ProgramConfig, name: str, folder: Path, section: dict[str, Any],
@@ -160,7 +223,11 @@ def _build_and_run(wf: Workflow, program: ProgramConfig, name: str, folder: Path
             info.update(status="compiled", reason="built; no CUDA GPU here to run it")
             continue
         progress(f"program {name}: running the {target} build")
-        got = run_program(b.executable, folder / "run" / target, program.run.args, inputs, program.run.timeout)
+        log = folder / "run" / f"{target}-transfers.jsonl"
+        log.unlink(missing_ok=True)
+        got = run_program(b.executable, folder / "run" / target, program.run.args, inputs, program.run.timeout,
+                          {"KT_TRANSFER_LOG": str(log)})
+        info["transfers"] = transfers(log)
         if not got.ok:
             info.update(status="failed", reason=f"the run failed: {got.reason}", output=got.output[-2000:])
             continue

@@ -48,6 +48,11 @@ _KEYWORDS = frozenset(
 )
 
 # device-callable helpers; {q} is the backend's function qualifier
+PRESENT_DECL = """\
+// the data region of a migrated program (its kt_data runtime, linked into the program only): a
+// host array's buffer in device memory while a region is open, else null (copied per call)
+extern "C" void* kt_present(const void* host, size_t bytes, int writes) __attribute__((weak));"""
+
 _HELPERS = MappingProxyType({
     "kt_min": "template <typename T>\n{q} T kt_min(T a, T b) {{ return b < a ? b : a; }}",
     "kt_max": "template <typename T>\n{q} T kt_max(T a, T b) {{ return a < b ? b : a; }}",

@@ -14,7 +14,7 @@ from typing import ClassVar
 
 from targets.base import CodeBuffer, Rendered, register, shim_symbol, with_fortran_interface
 from targets.c_extern import conv_unsupported, cuda_launch_matmul
-from targets.cstyle import CStyleRenderer, cname
+from targets.cstyle import PRESENT_DECL, CStyleRenderer, cname
 from targets.cuda_helpers import BUFFER, CHECK, FIT_WIDTH, LOAD2_ORDERED, PAIR_REDUCE, REDUCE, TILE_GRID
 from targets.cuda_mapping import CudaMapping, Shape, map_segments
 from targets.cuda_matmul import cuda_matmul_source
@@ -157,6 +157,9 @@ class CudaRenderer(CStyleRenderer):
         if self.host_decls:
             out.lines(["// routines of the program called from the host code (skipped where not linked)",
                        *sorted(self.host_decls)])
+            out.blank()
+        if any(isinstance(p, ir.Array) for p in kernel.params):
+            out.splice(PRESENT_DECL)
             out.blank()
         out.splice(CHECK)
         out.blank()
@@ -503,7 +506,8 @@ class CudaRenderer(CStyleRenderer):
         impl_params = params + ([f"{res_t}* kt_result"] if res_t else [])
         b.line(f"namespace {ns} {{")
         b.blank()
-        b.line("// copies host arrays to the device, runs the launcher, copies out/inout arrays back")
+        b.line("// copies host arrays to the device, runs the launcher, copies out/inout arrays back; inside a")
+        b.line("// migrated program's data region, uses the region's device buffers instead (no copies)")
         with b.block(self.signature("static cudaError_t shim_impl", impl_params)):
             arrays = [p for p in kernel.params if isinstance(p, ir.Array)]
             copies, entry = shim_shapes(kernel)
@@ -514,9 +518,12 @@ class CudaRenderer(CStyleRenderer):
                 n, t = cname(p.name), self.ctype(p.dtype)
                 count = " * ".join(f"kt_extent({self.expr(ir.substitute(s, entry))})" for s in p.shape) or "1"
                 b.line(f"const size_t {n}_bytes = {count} * sizeof({t});")
-                b.line(f"{t}* {n}_d = nullptr;")
-                b.line(f"KT_CUDA_CHECK(cudaMalloc(&{n}_d, {n}_bytes > 0 ? {n}_bytes : sizeof({t})));")
-                b.line(f"KT_CUDA_CHECK(cudaMemcpy({n}_d, {n}, {n}_bytes, cudaMemcpyHostToDevice));")
+                writes = 1 if p.intent.writes else 0
+                b.line(f"{t}* {n}_d = static_cast<{t}*>(kt_present ? kt_present({n}, {n}_bytes, {writes}) : nullptr);")
+                b.line(f"const bool {n}_kept = {n}_d != nullptr;")
+                with b.block(f"if (!{n}_kept)"):
+                    b.line(f"KT_CUDA_CHECK(cudaMalloc(&{n}_d, {n}_bytes > 0 ? {n}_bytes : sizeof({t})));")
+                    b.line(f"KT_CUDA_CHECK(cudaMemcpy({n}_d, {n}, {n}_bytes, cudaMemcpyHostToDevice));")
             args = []
             for p in kernel.params:
                 n = cname(p.name)
@@ -533,12 +540,12 @@ class CudaRenderer(CStyleRenderer):
             for p in arrays:
                 n = cname(p.name)
                 if p.intent.writes:
-                    b.line(f"KT_CUDA_CHECK(cudaMemcpy({n}, {n}_d, {n}_bytes, cudaMemcpyDeviceToHost));")
+                    b.line(f"if (!{n}_kept) KT_CUDA_CHECK(cudaMemcpy({n}, {n}_d, {n}_bytes, cudaMemcpyDeviceToHost));")
             for p in kernel.params:
                 if isinstance(p, ir.Scalar) and p.intent.writes and p.dtype is DType.BOOL:
                     b.line(f"*{cname(p.name)} = {cname(p.name)}_b ? 1 : 0;")
             for p in arrays:
-                b.line(f"KT_CUDA_CHECK(cudaFree({cname(p.name)}_d));")
+                b.line(f"if (!{cname(p.name)}_kept) KT_CUDA_CHECK(cudaFree({cname(p.name)}_d));")
             if res_t:
                 b.line("*kt_result = kt_value;")
             b.line("return cudaSuccess;")

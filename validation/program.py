@@ -16,10 +16,12 @@ file, in order; lines each output must contain.
 
 from __future__ import annotations
 
+import json
 import math
+import os
 import re
 import shutil
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -77,14 +79,27 @@ def build_program(source: Path, build: Path, executables: Sequence[str], timeout
     return out
 
 
-def run_program(exe: Path, folder: Path, args: Sequence[str], inputs: Iterable[Path], timeout: float) -> ProgramRun:
-    """``exe args`` in a fresh ``folder`` holding copies of ``inputs``; ``timeout``: CPU seconds."""
+def run_program(exe: Path, folder: Path, args: Sequence[str], inputs: Iterable[Path], timeout: float,
+                env: Mapping[str, str] | None = None) -> ProgramRun:
+    """``exe args`` in a fresh ``folder`` holding copies of ``inputs``; ``timeout``: CPU seconds;
+    ``env``: variables added to the environment."""
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
     for f in inputs:
         shutil.copy(f, folder / f.name)
-    r = run_process([str(exe), *args], exe.name, timeout * 10, cwd=folder, cpu_limit=timeout)
+    r = run_process([str(exe), *args], exe.name, timeout * 10, cwd=folder, cpu_limit=timeout,
+                    env={**os.environ, **(env or {})})
     return ProgramRun(r.ok, folder, r.output, r.seconds, "" if r.ok else r.reason)
+
+
+def transfers(log: Path) -> dict[str, float]:
+    """What the data regions of a run moved, from the runtime's ``KT_TRANSFER_LOG`` lines:
+    regions, bytes and copies each way, seconds in copies and in regions (empty: none ran)."""
+    if not log.is_file():
+        return {}
+    rows = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+    keys = ("h2d_bytes", "d2h_bytes", "copies_in", "copies_out", "copy_seconds", "seconds")
+    return {"regions": len(rows), **{k: sum(r[k] for r in rows) for k in keys}}
 
 
 def numbers(text: str) -> list[float]:
