@@ -74,20 +74,38 @@ def test_the_example_program_migrates_and_a_wrong_translation_differs(tmp_path: 
     assert {c["check"] for c in kokkos["checks"] if c["ok"]} == {"numbers[0]", "files[0]", "expect[0]"}
     assert program["targets"]["cuda"]["status"] in ("compiled", "matched", "not built")
     assert "## Program `heat`: matched" in (out / "report.md").read_text()
+    # one data region around the time loop: u and unew copied in once, and u each time the host
+    # resets the probe (4 of 200 steps): 6 copies in, 5 out, instead of copies on all 1000 calls
+    assert kokkos["data"] == {"regions": ["src/heat_main.f90:26"], "updates": 2, "refused": []}
+    assert kokkos["transfers"]["regions"] == 1
+    assert (kokkos["transfers"]["copies_in"], kokkos["transfers"]["copies_out"]) == (6, 5)
 
-    # the same program with a wrong diffusion kernel: its results must differ from the original's
-    source = out / "kokkos" / "diffuse_kokkos.cpp"
-    text = source.read_text()
-    assert "4.0" in text
-    source.write_text(text.replace("4.0", "3.9", 1))
     folder = out / "program"
-    builds = build_program(folder, folder / "build", ["heat_kokkos"], 600, ["-DKT_CUDA=OFF"])
-    assert builds["heat_kokkos"].ok, builds["heat_kokkos"].log
-    original_exe = folder / "build" / "heat_original"
     inputs = [project / "data" / "heat.in"]
-    a = run_program(original_exe, tmp_path / "run_a", [], inputs, 600)
-    b = run_program(builds["heat_kokkos"].executable, tmp_path / "run_b", [], inputs, 600)
     checks = Checks([(r"heat =\s*(\S+)", Tol(1e-10, 0.0))], [("field.dat", Tol(1e-10, 1e-12))], ["run complete"])
-    verdicts = {v.check: v for v in judge(a, b, checks)}
-    assert a.ok and b.ok and not verdicts["numbers[0]"].ok and not verdicts["files[0]"].ok
-    assert verdicts["expect[0]"].ok  # a line the run prints whatever its numbers: not enough on its own
+    original = run_program(folder / "build" / "heat_original", tmp_path / "run_a", [], inputs, 600)
+
+    def rebuilt_verdicts() -> dict[str, bool]:
+        builds = build_program(folder, folder / "build", ["heat_kokkos"], 600, ["-DKT_CUDA=OFF"])
+        assert builds["heat_kokkos"].ok, builds["heat_kokkos"].log
+        got = run_program(builds["heat_kokkos"].executable, tmp_path / "run_b", [], inputs, 600)
+        assert original.ok and got.ok
+        return {v.check: v.ok for v in judge(original, got, checks)}
+
+    # an update left out: the device keeps the old probe value, and the results must differ
+    # (the region's buffers are copies even where device memory is the host's)
+    main_file = folder / "kokkos" / "src" / "heat_main.f90"
+    text = main_file.read_text()
+    assert text.count("call kt_update_device(u)") == 1
+    main_file.write_text(text.replace("call kt_update_device(u)", "continue"))
+    assert rebuilt_verdicts()["files[0]"] is False
+    main_file.write_text(text)
+
+    # a wrong diffusion kernel: its results must differ from the original's
+    source = out / "kokkos" / "diffuse_kokkos.cpp"
+    kernel_text = source.read_text()
+    assert "4.0" in kernel_text
+    source.write_text(kernel_text.replace("4.0", "3.9", 1))
+    verdicts = rebuilt_verdicts()
+    assert not verdicts["numbers[0]"] and not verdicts["files[0]"]
+    assert verdicts["expect[0]"]  # a line the run prints whatever its numbers: not enough on its own
