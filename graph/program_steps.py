@@ -9,11 +9,14 @@ unchanged. Kokkos takes the routines validated for Kokkos; CUDA the routines tha
     CMakeLists.txt     the project (targets.cmake.program_cmake)
     original/          copies of the program's sources, as they are under the workflow root
     kokkos/, cuda/     the files holding replaced routines, per target
+    runtime/           the data region runtime (targets.data_runtime)
+    program.json, inputs/   how to run and judge it: ``python -m validation.program <folder>``
     build/, run/       the build and one folder per run (made here, not for users to keep)
 """
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 from typing import Any
@@ -97,6 +100,13 @@ def migrate_program(wf: Workflow, out_dir: Path, entries: list[dict[str, Any]],
         {t: {f"original/{k}": f"{t}/{v}" for k, v in sw.items()} for t, sw in migrated.items()}, translations,
         fflags=b.flags, cflags=b.cflags, include=[f"original/{d}" for d in wf.preprocess.include],
         defines=dict(wf.preprocess.defines), libraries=b.libraries))
+    for i in program.run.inputs:
+        (folder / "inputs").mkdir(exist_ok=True)
+        shutil.copy(wf.root / i, folder / "inputs" / Path(i).name)
+    (folder / "program.json").write_text(json.dumps({
+        "name": name, "args": list(program.run.args), "inputs": [Path(i).name for i in program.run.inputs],
+        "timeout": program.run.timeout, "check": program.check.model_dump(mode="json"),
+        "targets": list(section["targets"])}, indent=2) + "\n")
     progress(f"program {name}: written to {folder}")
     _build_and_run(wf, program, name, folder, section, progress)
     return section

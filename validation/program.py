@@ -4,7 +4,14 @@ Public API::
 
     build_program(source, build, targets, timeout, config=()) -> dict[str, BuildOutcome]
     run_program(exe, folder, args, inputs, timeout) -> ProgramRun
-    judge(original, migrated, numbers, files, expect) -> list[Verdict]
+    judge(original, migrated, checks) -> list[Verdict]
+
+As a command, ``python -m validation.program FOLDER [--targets cuda,kokkos] [-D...]`` builds,
+runs and judges a migrated program folder (``<output>/program``, carried with the output
+folder: its CMakeLists names ``../kokkos``, ``../cuda``, ``../fortran``) from its
+``program.json``, and prints one line per build: time, transfers, checks. It needs cmake, a
+Fortran compiler, and Kokkos (``-DKokkos_ROOT=...``) or CUDA for the builds asked for; it is how
+the migrated program runs on a GPU machine.
 
 The program's own CMakeLists (``targets.cmake.program_cmake``) is configured once and each
 executable built on its own, so a target that does not build leaves the others. A run
@@ -16,12 +23,13 @@ file, in order; lines each output must contain.
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
 import os
 import re
 import shutil
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -171,3 +179,61 @@ def judge(original: ProgramRun, migrated: ProgramRun, checks: Checks) -> list[Ve
             ok = line in migrated.output
             out.append(Verdict(f"expect[{k}]", ok, f"'{line}' {'found' if ok else 'missing'} in the output"))
     return out
+
+
+def run_folder(folder: Path, targets: Sequence[str], config: Sequence[str],
+               out: Callable[[str], None] = print) -> int:
+    """Build, run and judge the program in ``folder``; 0 when every build asked for matched."""
+    spec = json.loads((folder / "program.json").read_text())
+    name = spec["name"]
+    exes = [f"{name}_original", *(f"{name}_{t}" for t in targets)]
+    options = [f"-DKT_{t.upper()}={'ON' if t in targets else 'OFF'}" for t in ("kokkos", "cuda")]
+    builds = build_program(folder, folder / "build", exes, spec["timeout"], [*options, *config])
+    inputs = [folder / "inputs" / i for i in spec["inputs"]]
+    check = spec["check"]
+    checks = Checks([(c["pattern"], Tol(c["rtol"], c["atol"])) for c in check["numbers"]],
+                    [(c["path"], Tol(c["rtol"], c["atol"])) for c in check["files"]], check["expect"])
+    original = builds[exes[0]]
+    if not original.ok or original.executable is None:
+        out(f"{exes[0]}: does not build: {original.reason}\n{original.log}")
+        return 1
+    base = run_program(original.executable, folder / "run" / "original", spec["args"], inputs, spec["timeout"])
+    out(f"{exes[0]}: {'ran' if base.ok else 'failed: ' + base.reason} in {base.seconds:.3f} s")
+    status = 0 if base.ok else 1
+    for target, exe in zip(targets, exes[1:], strict=True):
+        b = builds[exe]
+        if not b.ok or b.executable is None:
+            out(f"{exe}: does not build: {b.reason}\n{b.log}")
+            status = 1
+            continue
+        log = folder / "run" / f"{target}-transfers.jsonl"
+        log.unlink(missing_ok=True)
+        got = run_program(b.executable, folder / "run" / target, spec["args"], inputs, spec["timeout"],
+                          {"KT_TRANSFER_LOG": str(log)})
+        if not (base.ok and got.ok):
+            out(f"{exe}: failed: {got.reason}")
+            status = 1
+            continue
+        verdicts = judge(base, got, checks)
+        moved = transfers(log)
+        out(f"{exe}: {'matched' if all(v.ok for v in verdicts) else 'DIFFERS'} in {got.seconds:.3f} s; "
+            f"transfers {moved or 'none'}; " + "; ".join(f"{v.check} {'ok' if v.ok else v.detail}" for v in verdicts))
+        status |= 0 if all(v.ok for v in verdicts) else 1
+    return status
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m validation.program", description=__doc__.split("\n")[0])
+    ap.add_argument("folder", type=Path, help="a migrated program folder (<output>/program)")
+    ap.add_argument("--targets", default="kokkos", help="builds to make and judge: kokkos, cuda (comma-separated)")
+    ap.add_argument("-D", dest="defines", action="append", default=[], help="a CMake option, e.g. Kokkos_ROOT=/opt/k")
+    args = ap.parse_args(argv)
+    if not (args.folder / "program.json").is_file():
+        print(f"{args.folder}: no program.json (a folder written by translate run for a program: section)")
+        return 2
+    targets = [t for t in args.targets.split(",") if t]
+    return run_folder(args.folder.resolve(), targets, [f"-D{d}" for d in args.defines])
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
