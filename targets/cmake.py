@@ -145,7 +145,9 @@ kt_program_settings({program}_original)
         else:
             link = (f"  if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)\n    set(CMAKE_CUDA_ARCHITECTURES 90)\n  endif()\n"
                     f"  enable_language(CUDA)\n  find_package(CUDAToolkit REQUIRED)\n"
-                    f"  add_executable({exe}\n{listed}\n  )\n  target_link_libraries({exe} PRIVATE CUDA::cudart)")
+                    f"  add_executable({exe}\n{listed}\n  )\n"
+                    f"  # the static runtime: the executable runs where only the driver is installed\n"
+                    f"  target_link_libraries({exe} PRIVATE CUDA::cudart_static)")
         parts.append(f"""
 # the program with its {target} translations in place of the routines they replace
 if({option})

@@ -182,13 +182,18 @@ def judge(original: ProgramRun, migrated: ProgramRun, checks: Checks) -> list[Ve
 
 
 def run_folder(folder: Path, targets: Sequence[str], config: Sequence[str],
-               out: Callable[[str], None] = print) -> int:
-    """Build, run and judge the program in ``folder``; 0 when every build asked for matched."""
+               out: Callable[[str], None] = print, prebuilt: bool = False) -> int:
+    """Build, run and judge the program in ``folder``; 0 when every build asked for matched.
+    ``prebuilt``: the executables are already in ``folder/build`` (built elsewhere)."""
     spec = json.loads((folder / "program.json").read_text())
     name = spec["name"]
     exes = [f"{name}_original", *(f"{name}_{t}" for t in targets)]
     options = [f"-DKT_{t.upper()}={'ON' if t in targets else 'OFF'}" for t in ("kokkos", "cuda")]
-    builds = build_program(folder, folder / "build", exes, spec["timeout"], [*options, *config])
+    if prebuilt:
+        builds = {e: BuildOutcome((folder / "build" / e).is_file(), folder / "build" / e, f"no build/{e}")
+                  for e in exes}
+    else:
+        builds = build_program(folder, folder / "build", exes, spec["timeout"], [*options, *config])
     inputs = [folder / "inputs" / i for i in spec["inputs"]]
     check = spec["check"]
     checks = Checks([(c["pattern"], Tol(c["rtol"], c["atol"])) for c in check["numbers"]],
@@ -227,12 +232,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("folder", type=Path, help="a migrated program folder (<output>/program)")
     ap.add_argument("--targets", default="kokkos", help="builds to make and judge: kokkos, cuda (comma-separated)")
     ap.add_argument("-D", dest="defines", action="append", default=[], help="a CMake option, e.g. Kokkos_ROOT=/opt/k")
+    ap.add_argument("--prebuilt", action="store_true", help="run the executables already in FOLDER/build")
     args = ap.parse_args(argv)
     if not (args.folder / "program.json").is_file():
         print(f"{args.folder}: no program.json (a folder written by translate run for a program: section)")
         return 2
     targets = [t for t in args.targets.split(",") if t]
-    return run_folder(args.folder.resolve(), targets, [f"-D{d}" for d in args.defines])
+    return run_folder(args.folder.resolve(), targets, [f"-D{d}" for d in args.defines], prebuilt=args.prebuilt)
 
 
 if __name__ == "__main__":
