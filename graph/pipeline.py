@@ -25,6 +25,7 @@ from graph.pytorch_steps import emit_model_new, load_regions, ops_entry
 from graph.pytorch_steps import validate as validate_torch
 from graph.report import region_entry, target_entry, write_reports
 from graph.state import RegionJob
+from graph.suite_steps import write_suite
 from graph.yamlcheck import did_you_mean
 from parsers.base import ParseError
 from parsers.fortran import parse_files
@@ -455,6 +456,12 @@ class WorkflowRun:
         probe = sandbox.probe()
         notes = errors if probe.available else [*errors, f"warning: the translations ran without a sandbox: "
                                                           f"{probe.detail}"]
+        try:
+            suite = write_suite(self.workflow.name, self.out_dir, entries)
+            if suite.get("folder"):
+                self.progress(f"regression suite: {suite['folder']} (ctest, without Python)")
+        except (OSError, ValueError, KeyError) as err:
+            notes = [*notes, f"the regression suite could not be written: {err}"]
         program = None
         if self.workflow.program is not None:
             try:

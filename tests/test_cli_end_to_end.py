@@ -5,6 +5,7 @@ report.json's contract, bad input that is reported while the rest goes on, and
 from __future__ import annotations
 
 import json
+import subprocess
 import textwrap
 from pathlib import Path
 
@@ -110,6 +111,15 @@ def test_run_reports_every_region_and_goes_on_past_bad_input(tmp_path: Path,
     assert list((out / "golden" / "saxpy2").glob("case*.npz"))
     md = (out / "report.md").read_text()
     assert "| `saxpy2` | src/kernels.f:1 |" in md
+    # the regression suite: a driver per validated region, run by ctest without Python
+    suite = out / "tests"
+    assert sorted(p.name for p in (suite / "cases").iterdir()) == ["asum2", "saxpy2"]
+    assert "expect_result f64" in (suite / "cases" / "asum2" / "case0.txt").read_text()
+    for cmd in (["cmake", "-S", str(suite), "-B", str(suite / "b")], ["cmake", "--build", str(suite / "b")],
+                ["ctest", "--test-dir", str(suite / "b")]):
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+        assert done.returncode == 0, done.stdout + done.stderr
+    assert "100% tests passed, 0 tests failed out of 2" in done.stdout
 
     # a finished run has nothing to resume
     assert main(["run", str(project), "--resume"]) == 0

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -91,6 +92,21 @@ def test_the_example_program_migrates_and_a_wrong_translation_differs(tmp_path: 
     assert kokkos["transfers"]["regions"] == 1
     assert (kokkos["transfers"]["copies_in"], kokkos["transfers"]["copies_out"]) == (6, 5)
 
+    # the regression suite travels with the output: ctest without Python, on every region
+    suite = out / "tests"
+    assert sorted(p.name for p in (suite / "cases").iterdir()) == kokkos["replaced"]
+
+    def ctest() -> subprocess.CompletedProcess[str]:
+        build = str(suite / "build")
+        for cmd in (["cmake", "-S", str(suite), "-B", build], ["cmake", "--build", build]):
+            done = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+            assert done.returncode == 0, done.stdout + done.stderr
+        return subprocess.run(["ctest", "--output-on-failure"], cwd=suite / "build", capture_output=True, text=True,
+                              timeout=900)
+
+    passed = ctest()
+    assert passed.returncode == 0 and "100% tests passed, 0 tests failed out of 5" in passed.stdout, passed.stdout
+
     folder = out / "program"
     # the folder rebuilds, runs and judges itself without the tool's workflow (the GPU machine's hook)
     lines: list[str] = []
@@ -124,3 +140,5 @@ def test_the_example_program_migrates_and_a_wrong_translation_differs(tmp_path: 
     verdicts = rebuilt_verdicts()
     assert not verdicts["numbers[0]"] and not verdicts["files[0]"]
     assert verdicts["expect[0]"]  # a line the run prints whatever its numbers: not enough on its own
+    failed = ctest()
+    assert failed.returncode != 0 and "diffuse_kokkos" in failed.stdout and "unew[" in failed.stdout

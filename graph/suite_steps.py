@@ -1,0 +1,49 @@
+"""The portable regression suite written with each output (``<output>/tests/``): the golden
+cases in a form C++ reads (validation.golden_export), a driver per region
+(targets.check_driver) and a CTest project that builds each driver with the region's Kokkos
+or CUDA translation. ``cmake -S tests -B build && cmake --build build && ctest --test-dir build``
+needs a C++ compiler and Kokkos (any backend, ``-DKokkos_ROOT=...``) or CUDA (``-DKT_CUDA=ON``),
+not Python or this tool.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+from targets.check_driver import check_driver, suite_cmake
+from validation.golden import load_case
+from validation.golden_export import export_region, exportable
+
+SUITE_STATUS = {"kokkos": ("validated",), "cuda": ("validated", "compiled")}
+
+
+def write_suite(workflow: str, out_dir: Path, entries: list[dict[str, Any]]) -> dict[str, Any]:
+    """The suite for every region with golden data that a C ABI target validated (Kokkos) or
+    built (CUDA); what it holds and what it left out, with why."""
+    suite = out_dir / "tests"
+    shutil.rmtree(suite, ignore_errors=True)
+    regions: dict[str, list[str]] = {t: [] for t in SUITE_STATUS}
+    left_out: dict[str, str] = {}
+    for e in sorted(entries, key=lambda e: e["name"]):
+        name = e["name"].lower()
+        targets = [t for t, ok in SUITE_STATUS.items() if e["targets"].get(t, {}).get("status") in ok]
+        golden = out_dir / "golden" / name
+        if not targets or not (golden / "region.json").is_file():
+            continue
+        kernel = load_case(golden, "case0")[0]
+        why = exportable(kernel)
+        if why:
+            left_out[name] = why
+            continue
+        reduces = bool(json.loads((golden / "region.json").read_text()).get("reduces"))
+        export_region(golden, suite / "cases" / name, reduces)
+        (suite / f"check_{name}.cpp").write_text(check_driver(kernel))
+        for t in targets:
+            regions[t].append(name)
+    if not any(regions.values()):
+        return {"regions": regions, "left_out": left_out}
+    (suite / "CMakeLists.txt").write_text(suite_cmake(workflow, regions))
+    return {"folder": str(suite), "regions": regions, "left_out": left_out}
