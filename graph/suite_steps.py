@@ -1,7 +1,8 @@
 """The portable regression suite written with each output (``<output>/tests/``): the golden
 cases in a form C++ reads (validation.golden_export), a driver per region
 (targets.check_driver) and a CTest project that builds each driver with the region's Kokkos
-or CUDA translation. ``cmake -S tests -B build && cmake --build build && ctest --test-dir build``
+or CUDA translation, and ``test_triton.py`` (targets.check_triton) for the Triton code, which
+needs torch, triton and pytest. ``cmake -S tests -B build && cmake --build build && ctest --test-dir build``
 needs a C++ compiler and Kokkos (any backend, ``-DKokkos_ROOT=...``) or CUDA (``-DKT_CUDA=ON``),
 not Python or this tool.
 """
@@ -14,10 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from targets.check_driver import check_driver, suite_cmake
+from targets.check_triton import triton_suite
 from validation.golden import load_case
 from validation.golden_export import export_region, exportable
 
-SUITE_STATUS = {"kokkos": ("validated",), "cuda": ("validated", "compiled")}
+SUITE_STATUS = {"kokkos": ("validated",), "cuda": ("validated", "compiled"), "triton": ("validated",)}
 
 
 def write_suite(workflow: str, out_dir: Path, entries: list[dict[str, Any]]) -> dict[str, Any]:
@@ -40,10 +42,14 @@ def write_suite(workflow: str, out_dir: Path, entries: list[dict[str, Any]]) -> 
             continue
         reduces = bool(json.loads((golden / "region.json").read_text()).get("reduces"))
         export_region(golden, suite / "cases" / name, reduces)
-        (suite / f"check_{name}.cpp").write_text(check_driver(kernel))
+        if {"kokkos", "cuda"} & set(targets):
+            (suite / f"check_{name}.cpp").write_text(check_driver(kernel))
         for t in targets:
             regions[t].append(name)
     if not any(regions.values()):
         return {"regions": regions, "left_out": left_out}
-    (suite / "CMakeLists.txt").write_text(suite_cmake(workflow, regions))
+    if regions["kokkos"] or regions["cuda"]:
+        (suite / "CMakeLists.txt").write_text(suite_cmake(workflow, regions))
+    if regions["triton"]:
+        (suite / "test_triton.py").write_text(triton_suite(workflow, regions["triton"]))
     return {"folder": str(suite), "regions": regions, "left_out": left_out}

@@ -5,7 +5,9 @@ report.json's contract, bad input that is reported while the rest goes on, and
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
@@ -120,6 +122,16 @@ def test_run_reports_every_region_and_goes_on_past_bad_input(tmp_path: Path,
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
         assert done.returncode == 0, done.stdout + done.stderr
     assert "100% tests passed, 0 tests failed out of 2" in done.stdout
+    # and the Triton side with pytest alone; a launcher made to return other numbers fails it
+    pytest_cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(suite / "test_triton.py")]
+    env = {**os.environ, "TRITON_INTERPRET": "1"}
+    done = subprocess.run(pytest_cmd, capture_output=True, text=True, timeout=900, env=env, cwd=suite)
+    assert done.returncode == 0 and "10 passed" in done.stdout, done.stdout + done.stderr
+    launcher = out / "triton" / "saxpy2_triton.py"
+    launcher.write_text(launcher.read_text() + "\n_kt_orig = saxpy2\n\n\ndef saxpy2(*args):\n"
+                        "    ret = _kt_orig(*args)\n    args[3].mul_(1.000001)\n    return ret\n")
+    done = subprocess.run(pytest_cmd, capture_output=True, text=True, timeout=900, env=env, cwd=suite)
+    assert done.returncode != 0 and "5 failed, 5 passed" in done.stdout, done.stdout
 
     # a finished run has nothing to resume
     assert main(["run", str(project), "--resume"]) == 0
