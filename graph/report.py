@@ -209,12 +209,26 @@ def program_markdown(program: dict[str, Any]) -> str:
     if program.get("reason"):
         lines += [program["reason"], ""]
     original = program.get("original", {})
-    lines += ["| build | status | seconds | routines replaced | checks |", "|---|---|---|---|---|",
-              f"| original | {'ran' if original.get('ran') else 'failed'} | {original.get('seconds', '-')} | - | - |"]
+    lines += ["| build | status | seconds | in regions: kernels / copies / host (s) | copies in / out (bytes) | "
+              "routines replaced | checks |", "|---|---|---|---|---|---|---|",
+              f"| original | {'ran' if original.get('ran') else 'failed'} | {original.get('seconds', '-')} | - | - | - "
+              "| - |"]
     for target, info in program.get("targets", {}).items():
         checks = ", ".join(f"{c['check']} {'ok' if c['ok'] else 'FAILED'}" for c in info.get("checks", [])) or "-"
-        lines.append(f"| {target} | {info.get('status', '-')} | {info.get('seconds', '-')} | "
+        t = info.get("transfers") or {}
+        split = (f"{t['kernel_seconds']:.4g} / {t['copy_seconds']:.4g} / {t['host_seconds']:.4g}"
+                 if "kernel_seconds" in t else "-")
+        moved = (f"{t['copies_in']} ({t['h2d_bytes']:,}) / {t['copies_out']} ({t['d2h_bytes']:,})"
+                 if "copies_in" in t else "-")
+        lines.append(f"| {target} | {info.get('status', '-')} | {info.get('seconds', '-')} | {split} | {moved} | "
                      f"{len(info.get('replaced', []))} | {checks} |")
+    for target, info in program.get("targets", {}).items():
+        data = info.get("data") or {}
+        if data.get("regions"):
+            lines.append(f"- {target}: data regions at {', '.join(data['regions'])} "
+                         f"({data.get('updates', 0)} update calls in them)")
+        for why in data.get("refused", []):
+            lines.append(f"- {target}: {why}")
     for target, info in program.get("targets", {}).items():
         for c in info.get("checks", []):
             if not c["ok"]:

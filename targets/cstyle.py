@@ -51,7 +51,10 @@ _KEYWORDS = frozenset(
 PRESENT_DECL = """\
 // the data region of a migrated program (its kt_data runtime, linked into the program only): a
 // host array's buffer in device memory while a region is open, else null (copied per call)
-extern "C" void* kt_present(const void* host, size_t bytes, int writes) __attribute__((weak));"""
+extern "C" void* kt_present(const void* host, size_t bytes, int writes) __attribute__((weak));
+// the region's clock of its calls' time in the kernels (the same runtime: it reads the clock)
+extern "C" void kt_call_begin() __attribute__((weak));
+extern "C" void kt_call_end(const char* routine) __attribute__((weak));"""
 
 _HELPERS = MappingProxyType({
     "kt_min": "template <typename T>\n{q} T kt_min(T a, T b) {{ return b < a ? b : a; }}",

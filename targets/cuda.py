@@ -535,8 +535,12 @@ class CudaRenderer(CStyleRenderer):
                 b.line(f"{res_t} kt_value = {self.zero(kernel.result)};")  # type: ignore[arg-type]
                 args.append("kt_value")
             b.line("const cudaStream_t stream = 0;")
+            if arrays:
+                b.line("if (kt_call_begin) kt_call_begin();")
             b.line(f"KT_CUDA_CHECK({name}_cuda({', '.join(args + ['stream'])}));")
             b.line("KT_CUDA_CHECK(cudaStreamSynchronize(stream));")
+            if arrays:
+                b.line(f'if (kt_call_end) kt_call_end("{name}");')
             for p in arrays:
                 n = cname(p.name)
                 if p.intent.writes:

@@ -9,7 +9,8 @@ The generated shims find the table through the weak symbol ``kt_present``: in a 
 their own (validation, a drop-in use) there is none and each call copies its arrays as before.
 ``KT_DATA=off`` in the environment turns regions off (every call copies, for comparison).
 With ``KT_TRANSFER_LOG`` set, each region's end appends one JSON line to that file: bytes and
-copies each way, seconds in copies and in the region.
+copies each way, seconds in copies, calls of translations and their seconds in kernels (each
+shim marks its call's start and end through the weak ``kt_call_begin`` and ``kt_call_end``), seconds in the region.
 """
 
 from __future__ import annotations
@@ -45,7 +46,9 @@ struct Region {
     std::size_t h2d = 0, d2h = 0;          // bytes copied in the region open now
     long copies_in = 0, copies_out = 0;
     double copy_seconds = 0.0;
-    std::chrono::steady_clock::time_point start;
+    long calls = 0;               // calls of translations in the region
+    double kernel_seconds = 0.0;  // their time in the kernels (each call timed by its shim)
+    std::chrono::steady_clock::time_point start, call_start;
 };
 
 // never destroyed: the device runtime may be gone by the time static objects are
@@ -112,7 +115,18 @@ extern "C" void kt_data_begin() {
     r.h2d = r.d2h = 0;
     r.copies_in = r.copies_out = 0;
     r.copy_seconds = 0.0;
+    r.calls = 0;
+    r.kernel_seconds = 0.0;
     r.start = std::chrono::steady_clock::now();
+}
+
+extern "C" void kt_call_begin() { region().call_start = std::chrono::steady_clock::now(); }
+
+extern "C" void kt_call_end(const char*) {
+    Region& r = region();
+    if (r.depth == 0) return;
+    r.calls += 1;
+    r.kernel_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - r.call_start).count();
 }
 
 extern "C" void kt_data_end() {
@@ -127,8 +141,10 @@ extern "C" void kt_data_end() {
     if (const char* log = std::getenv("KT_TRANSFER_LOG")) {
         if (std::FILE* f = std::fopen(log, "a")) {
             std::fprintf(f, "{\\"region\\": %ld, \\"h2d_bytes\\": %zu, \\"d2h_bytes\\": %zu, \\"copies_in\\": %ld, "
-                            "\\"copies_out\\": %ld, \\"copy_seconds\\": %.6f, \\"seconds\\": %.6f}\\n",
-                         r.opened, r.h2d, r.d2h, r.copies_in, r.copies_out, r.copy_seconds, seconds);
+                            "\\"copies_out\\": %ld, \\"copy_seconds\\": %.6f, \\"calls\\": %ld, "
+                            "\\"kernel_seconds\\": %.6f, \\"seconds\\": %.6f}\\n",
+                         r.opened, r.h2d, r.d2h, r.copies_in, r.copies_out, r.copy_seconds, r.calls,
+                         r.kernel_seconds, seconds);
             std::fclose(f);
         }
     }

@@ -431,7 +431,13 @@ class KokkosRenderer(CStyleRenderer):
                 else:
                     args.append(self.shim_scalar_arg(p, b))
             call = f"{api}({', '.join(args)})"
+            timed = any(isinstance(p, ir.Array) for p in kernel.params)
+            if timed:
+                b.line("if (kt_call_begin) kt_call_begin();")
             b.line(f"{'const auto kt_result = ' if kernel.result is not None else ''}{call};")
+            if timed:
+                b.line("Kokkos::fence();")
+                b.line(f'if (kt_call_end) kt_call_end("{kernel.name.lower()}");')
             for p in kernel.params:
                 n = cname(p.name)
                 if isinstance(p, ir.Array) and p.intent.writes:

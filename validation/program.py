@@ -102,12 +102,17 @@ def run_program(exe: Path, folder: Path, args: Sequence[str], inputs: Iterable[P
 
 def transfers(log: Path) -> dict[str, float]:
     """What the data regions of a run moved, from the runtime's ``KT_TRANSFER_LOG`` lines:
-    regions, bytes and copies each way, seconds in copies and in regions (empty: none ran)."""
+    regions, bytes and copies each way, calls, seconds in copies, in kernels, on the host and in
+    all (empty: none ran)."""
     if not log.is_file():
         return {}
     rows = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
-    keys = ("h2d_bytes", "d2h_bytes", "copies_in", "copies_out", "copy_seconds", "seconds")
-    return {"regions": len(rows), **{k: sum(r[k] for r in rows) for k in keys}}
+    keys = ("h2d_bytes", "d2h_bytes", "copies_in", "copies_out", "copy_seconds", "calls", "kernel_seconds",
+            "seconds")
+    out = {"regions": len(rows), **{k: sum(r.get(k, 0) for r in rows) for k in keys}}
+    # the region's time neither in kernels nor in copies: the host code between the calls
+    out["host_seconds"] = max(0.0, out["seconds"] - out["kernel_seconds"] - out["copy_seconds"])
+    return out
 
 
 def numbers(text: str) -> list[float]:

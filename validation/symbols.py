@@ -7,7 +7,7 @@ candidate is compiled to an object first (``-c``), its undefined symbols are rea
 
 - the target's runtime: Kokkos (``Kokkos::``), the CUDA runtime API (``cuda*``, and the
   ``__cuda*`` registration calls nvcc emits), OpenMP (``omp_*``, ``GOMP_*``), and the weak
-  ``kt_present`` of a migrated program's data regions (``targets.data_runtime``);
+  ``kt_present``, ``kt_call_begin`` and ``kt_call_end`` of a migrated program's data regions (``targets.data_runtime``);
 - the C++ standard library and its ABI (``std::``, ``operator new/delete``, ``__cxa_*``,
   ``_Unwind_*``, type information), but not its threads, clocks, files or processes;
 - libm (``MATH``) and a small part of libc (``LIBC``: memory, formatted printing, exit);
@@ -54,7 +54,7 @@ RUNTIME_PATTERNS = (
     r"__cudaRegister\w+", r"__cudaUnregisterFatBinary", r"__cuda(Push|Pop)CallConfiguration", r"__cudaGetKernel",
     r"__cudaLaunchKernel\w*", r"__cudaInitModule", r"cuda(?!Event|LaunchHostFunc|StreamAddCallback|Graph)\w+",
     r"omp_\w+", r"GOMP_\w+", r"std::.*", r"__gnu_cxx::.*", r"__cxxabiv1::.*",
-    r"kt_present",  # the shims' weak reference to a migrated program's data region runtime
+    r"kt_present", r"kt_call_begin", r"kt_call_end",  # the shims' weak references to a migrated program's data runtime
 )
 # inside the allowed families, what is still refused (the standard library's threads, clocks,
 # files, processes, randomness from the system), with the reason the message gives
