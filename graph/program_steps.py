@@ -27,6 +27,7 @@ from parsers.base import ParseError
 from parsers.fortran_migrate import migrate_file
 from parsers.fortran_regions import ProcedureFacts, place_regions, procedure_facts
 from parsers.fortran_units import make_parser, read, top_units
+from targets.base import TARGETS
 from targets.cmake import program_cmake
 from targets.data_runtime import runtime_files
 from translate import ir
@@ -35,7 +36,10 @@ from validation.program import Checks, Tol, build_program, judge, run_program, t
 
 FORTRAN = (".f", ".for", ".f77", ".f90", ".f95", ".f03", ".f08")
 HEADERS = (".h", ".inc", ".fh", ".fi", ".hh", ".hpp")
-MIGRATED_STATUS = {"kokkos": ("validated",), "cuda": ("validated", "compiled")}
+# the targets a program can call (a kt_NAME shim): a routine is migrated to one it validated
+# for, or was built for where that target runs only on a GPU
+MIGRATED_STATUS = {n: ("validated", "compiled") if t.needs_gpu_to_run else ("validated",)
+                   for n, t in TARGETS.items() if t.runner == "ctypes"}
 
 
 def program_files(wf: Workflow, program: ProgramConfig) -> list[Path]:
@@ -88,7 +92,7 @@ def migrate_program(wf: Workflow, out_dir: Path, entries: list[dict[str, Any]],
         texts, replaced, refused = _migrate_files(wf, files, kernels)
         placed = _place_regions(wf, files, texts, {n: kernels[n] for n in replaced}, facts)
         migrated[target] = _write(wf, rels, texts, folder / target)
-        ext = {"kokkos": "cpp", "cuda": "cu"}[target]
+        ext = TARGETS[target].extension
         translations[target] = [f"../{target}/{n}_{target}.{ext}" for n in replaced] + \
             [f"../fortran/{n}_interface.f90" for n in replaced] + \
             ([f"runtime/kt_data_{target}.{ext}", "runtime/kt_data.f90"] if placed["regions"] else [])

@@ -14,12 +14,16 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from targets.base import TARGETS
 from targets.check_driver import check_driver, suite_cmake
 from targets.check_triton import triton_suite
 from validation.golden import load_case
 from validation.golden_export import export_region, exportable
 
-SUITE_STATUS = {"kokkos": ("validated",), "cuda": ("validated", "compiled"), "triton": ("validated",)}
+# a region is in the suite for a target it validated for, or was built for where that target
+# runs only on a GPU
+SUITE_STATUS = {n: ("validated", "compiled") if t.needs_gpu_to_run else ("validated",) for n, t in TARGETS.items()}
+C_DRIVERS = {n for n, t in TARGETS.items() if t.runner == "ctypes"}  # the C++ drivers call kt_NAME
 
 
 def write_suite(workflow: str, out_dir: Path, entries: list[dict[str, Any]]) -> dict[str, Any]:
@@ -42,14 +46,14 @@ def write_suite(workflow: str, out_dir: Path, entries: list[dict[str, Any]]) -> 
             continue
         reduces = bool(json.loads((golden / "region.json").read_text()).get("reduces"))
         export_region(golden, suite / "cases" / name, reduces)
-        if {"kokkos", "cuda"} & set(targets):
+        if C_DRIVERS & set(targets):
             (suite / f"check_{name}.cpp").write_text(check_driver(kernel))
         for t in targets:
             regions[t].append(name)
     if not any(regions.values()):
         return {"regions": regions, "left_out": left_out}
-    if regions["kokkos"] or regions["cuda"]:
+    if any(regions[t] for t in C_DRIVERS):
         (suite / "CMakeLists.txt").write_text(suite_cmake(workflow, regions))
-    if regions["triton"]:
+    if regions.get("triton"):
         (suite / "test_triton.py").write_text(triton_suite(workflow, regions["triton"]))
     return {"folder": str(suite), "regions": regions, "left_out": left_out}

@@ -33,8 +33,10 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from targets.base import TARGETS
 from validation.processes import run_process, tail
 
+C_ABI_TARGETS = tuple(n for n, t in TARGETS.items() if t.runner == "ctypes")  # what a program can call
 NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eEdD][-+]?\d+)?")
 
 
@@ -193,7 +195,7 @@ def run_folder(folder: Path, targets: Sequence[str], config: Sequence[str],
     spec = json.loads((folder / "program.json").read_text())
     name = spec["name"]
     exes = [f"{name}_original", *(f"{name}_{t}" for t in targets)]
-    options = [f"-DKT_{t.upper()}={'ON' if t in targets else 'OFF'}" for t in ("kokkos", "cuda")]
+    options = [f"-DKT_{t.upper()}={'ON' if t in targets else 'OFF'}" for t in C_ABI_TARGETS]
     if prebuilt:
         builds = {e: BuildOutcome((folder / "build" / e).is_file(), folder / "build" / e, f"no build/{e}")
                   for e in exes}
