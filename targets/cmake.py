@@ -36,7 +36,12 @@ set(CMAKE_POSITION_INDEPENDENT_CODE ON)
 
 find_package(Kokkos REQUIRED)
 
-add_library({name} SHARED
+# a shared library by default; -DBUILD_SHARED_LIBS=OFF makes a static one, for a Kokkos built
+# as static libraries without position-independent code (Kokkos' own default)
+if(NOT DEFINED BUILD_SHARED_LIBS)
+  set(BUILD_SHARED_LIBS ON)
+endif()
+add_library({name}
 {files}
 )
 if(Kokkos_INCLUDE_DIRS AND Kokkos_LIBRARIES)

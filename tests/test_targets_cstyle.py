@@ -497,7 +497,7 @@ def test_cuda_cmake_and_kokkos_cmake() -> None:
     out = kk.build_files("blas1", [kk.render(hk.daxpy()), kk.render(hk.ddot())])
     text = out["kokkos/CMakeLists.txt"]
     assert "find_package(Kokkos REQUIRED)" in text and "Kokkos::kokkos" in text
-    assert "add_library(blas1_kokkos SHARED" in text and "daxpy_kokkos.cpp" in text
+    assert "add_library(blas1_kokkos\n" in text and "set(BUILD_SHARED_LIBS ON)" in text and "daxpy_kokkos.cpp" in text
     cu = get_renderer("cuda").build_files("blas1", [get_renderer("cuda").render(hk.ddot())])["cuda/CMakeLists.txt"]
     assert "LANGUAGES CXX CUDA" in cu and "CMAKE_CUDA_ARCHITECTURES 90" in cu
 
