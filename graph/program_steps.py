@@ -32,7 +32,7 @@ from targets.cmake import program_cmake
 from targets.data_runtime import runtime_files
 from translate import ir
 from validation import toolchains
-from validation.program import Checks, Tol, build_program, judge, run_program, transfers
+from validation.program import Checks, ProgramRun, Tol, build_program, judge, run_program, transfers
 
 FORTRAN = (".f", ".for", ".f77", ".f90", ".f95", ".f03", ".f08")
 HEADERS = (".h", ".inc", ".fh", ".fi", ".hh", ".hpp")
@@ -252,4 +252,18 @@ def _build_and_run(wf: Workflow, program: ProgramConfig, name: str, folder: Path
         passed.append(good)
         progress(f"program {name}: {target} build {'matches' if good else 'DIFFERS from'} the original "
                  f"({got.seconds:.2f} s against {base.seconds:.2f} s)")
+        if not good and info["data"]["regions"]:
+            info["reason"] = blame(b.executable, folder / "run" / f"{target}-data-off", program, inputs, base, checks)
+            progress(f"program {name}: {target}: {info['reason']}")
     section["status"] = "matched" if passed and all(passed) else "differs" if passed else "not run"
+
+
+def blame(exe: Path, folder: Path, program: ProgramConfig, inputs: list[Path], base: ProgramRun,
+          checks: Checks) -> str:
+    """Why a migrated build with data regions differs: the regions' placement (it matches with
+    them turned off) or a translation (it differs either way)."""
+    off = run_program(exe, folder, program.run.args, inputs, program.run.timeout, {"KT_DATA": "off"})
+    if off.ok and all(v.ok for v in judge(base, off, checks)):
+        return ("with its data regions turned off (KT_DATA=off) it matches: host code reads or writes a mapped "
+                "array where no update was placed (through an alias or a routine the analysis did not see)")
+    return "it differs with its data regions turned off too: a translation is at fault"

@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 
 from graph.cli import main
+from graph.config import load
+from graph.program_steps import blame
 from validation import toolchains
 from validation.program import (
     Checks,
@@ -130,6 +132,9 @@ def test_the_example_program_migrates_and_a_wrong_translation_differs(tmp_path: 
     assert text.count("call kt_update_device(u)") == 1
     main_file.write_text(text.replace("call kt_update_device(u)", "continue"))
     assert rebuilt_verdicts()["files[0]"] is False
+    program_cfg = load(project / "workflows.yaml").workflow("heat").program
+    assert "with its data regions turned off (KT_DATA=off) it matches" in \
+        blame(folder / "build" / "heat_kokkos", tmp_path / "off", program_cfg, inputs, original, checks)
     main_file.write_text(text)
 
     # a wrong diffusion kernel: its results must differ from the original's
@@ -139,6 +144,8 @@ def test_the_example_program_migrates_and_a_wrong_translation_differs(tmp_path: 
     source.write_text(kernel_text.replace("4.0", "3.9", 1))
     verdicts = rebuilt_verdicts()
     assert not verdicts["numbers[0]"] and not verdicts["files[0]"]
+    assert "a translation is at fault" in \
+        blame(folder / "build" / "heat_kokkos", tmp_path / "off", program_cfg, inputs, original, checks)
     assert verdicts["expect[0]"]  # a line the run prints whatever its numbers: not enough on its own
     failed = ctest()
     assert failed.returncode != 0 and "diffuse_kokkos" in failed.stdout and "unew[" in failed.stdout
