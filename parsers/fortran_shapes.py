@@ -7,8 +7,8 @@ from dataclasses import replace
 
 from parsers.fortran_expr import Access
 from translate import ir
-from translate.analysis import exposed_reads
 from translate.ir import Call, Const, DType, Expr, Intent, Var
+from translate.loopfacts import exposed_reads
 from translate.simplify import add, linearize, mul, simplify, sub
 
 
