@@ -14,7 +14,8 @@ from typing import ClassVar
 
 from targets.base import CodeBuffer, Rendered, register, shim_symbol, with_fortran_interface
 from targets.c_extern import conv_unsupported, cuda_launch_matmul
-from targets.cstyle import PRESENT_DECL, CStyleRenderer, cname
+from targets.cstyle import CStyleRenderer, cname
+from targets.cstyle_text import PRESENT_DECL
 from targets.cuda_helpers import BUFFER, CHECK, FIT_WIDTH, LOAD2_ORDERED, PAIR_REDUCE, REDUCE, TILE_GRID
 from targets.cuda_mapping import CudaMapping, Shape, map_segments
 from targets.cuda_matmul import cuda_matmul_source

@@ -12,7 +12,8 @@ from typing import ClassVar
 
 from targets.base import CodeBuffer, Rendered, register, shim_symbol, with_fortran_interface
 from targets.c_extern import conv_unsupported, kokkos_matmul_function
-from targets.cstyle import PRESENT_DECL, CStyleRenderer, cname
+from targets.cstyle import CStyleRenderer, cname
+from targets.cstyle_text import PRESENT_DECL
 from targets.kokkos_rows import team_function, team_row_nest
 from translate import ir, scan
 from translate.ir import DType
