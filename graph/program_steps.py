@@ -21,25 +21,32 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from fparser.two import Fortran2003 as F
+
 from graph.config import Workflow, expand_glob
 from graph.program_config import ProgramConfig
 from parsers.base import ParseError
 from parsers.fortran_migrate import migrate_file
 from parsers.fortran_regions import ProcedureFacts, place_regions, procedure_facts
-from parsers.fortran_units import make_parser, read, top_units
-from targets.base import TARGETS
+from parsers.fortran_units import SourceFile, make_parser, read, top_units
+from targets.base import C_ABI_TARGETS, TARGETS
 from targets.cmake import program_cmake
 from targets.data_runtime import runtime_files
 from translate import ir
 from validation import toolchains
-from validation.program import Checks, ProgramRun, Tol, build_program, judge, run_program, transfers
+from validation.program import (
+    Checks,
+    ProgramRun,
+    build_program,
+    checks_of,
+    judge,
+    program_options,
+    run_migrated,
+    run_program,
+)
 
 FORTRAN = (".f", ".for", ".f77", ".f90", ".f95", ".f03", ".f08")
 HEADERS = (".h", ".inc", ".fh", ".fi", ".hh", ".hpp")
-# the targets a program can call (a kt_NAME shim): a routine is migrated to one it validated
-# for, or was built for where that target runs only on a GPU
-MIGRATED_STATUS = {n: ("validated", "compiled") if t.needs_gpu_to_run else ("validated",)
-                   for n, t in TARGETS.items() if t.runner == "ctypes"}
 
 
 def program_files(wf: Workflow, program: ProgramConfig) -> list[Path]:
@@ -76,21 +83,21 @@ def migrate_program(wf: Workflow, out_dir: Path, entries: list[dict[str, Any]],
     for rel, text in runtime_files().items():
         (folder / rel).parent.mkdir(parents=True, exist_ok=True)
         (folder / rel).write_text(text)
-    facts = _facts(wf, files)
+    parsed, unread = _parse(wf, files)
+    facts = procedure_facts(u for _, tree in parsed.values() for u in top_units(tree))
     section: dict[str, Any] = {"name": name, "targets": {}}
     migrated: dict[str, dict[str, str]] = {}
     translations: dict[str, list[str]] = {}
-    for target, statuses in MIGRATED_STATUS.items():
-        if target not in wf.targets:
-            continue
-        ok = {e["name"].lower() for e in entries if e["targets"].get(target, {}).get("status") in statuses}
+    for target in (t for t in C_ABI_TARGETS if t in wf.targets):
+        usable = TARGETS[target].usable
+        ok = {e["name"].lower() for e in entries if e["targets"].get(target, {}).get("status") in usable}
         kernels: dict[str, ir.Kernel] = {}
         for n in sorted(ok):
             k = kernel(n)
             if isinstance(k, ir.Kernel):
                 kernels[n] = k
-        texts, replaced, refused = _migrate_files(wf, files, kernels)
-        placed = _place_regions(wf, files, texts, {n: kernels[n] for n in replaced}, facts)
+        texts, replaced, refused = _migrate_files(wf, parsed, unread, kernels)
+        placed = _place_regions(wf, parsed, texts, {n: kernels[n] for n in replaced}, facts)
         migrated[target] = _write(wf, rels, texts, folder / target)
         ext = TARGETS[target].extension
         translations[target] = [f"../{target}/{n}_{target}.{ext}" for n in replaced] + \
@@ -116,21 +123,31 @@ def migrate_program(wf: Workflow, out_dir: Path, entries: list[dict[str, Any]],
     return section
 
 
-def _migrate_files(wf: Workflow, files: list[Path], kernels: dict[str, ir.Kernel]
-                   ) -> tuple[dict[Path, str], list[str], dict[str, str]]:
+def _parse(wf: Workflow, files: list[Path]) -> tuple[dict[Path, tuple[SourceFile, object]], list[ParseError]]:
+    """Every Fortran file of the program read once (migration and region placement use the
+    same trees), and the errors of those that could not be."""
+    parsed: dict[Path, tuple[SourceFile, object]] = {}
+    errors: list[ParseError] = []
+    parser = make_parser()
+    for f in files:
+        if f.suffix.lower() in FORTRAN:
+            try:
+                parsed[f] = read(f, wf.root, parser, wf.include_dirs(), dict(wf.preprocess.defines))
+            except ParseError as err:
+                errors.append(err)
+    return parsed, errors
+
+
+def _migrate_files(wf: Workflow, parsed: dict[Path, tuple[SourceFile, object]], unread: list[ParseError],
+                   kernels: dict[str, ir.Kernel]) -> tuple[dict[Path, str], list[str], dict[str, str]]:
     """The Fortran files holding translated routines, migrated: their texts, the routines
-    replaced and those refused with why."""
+    replaced and those refused with why (a file that could not be read refuses those not
+    replaced elsewhere)."""
     texts: dict[Path, str] = {}
     replaced: list[str] = []
-    refused: dict[str, str] = {}
-    for f in files:
-        if f.suffix.lower() not in FORTRAN:
-            continue
-        try:
-            m = migrate_file(f, wf.root, kernels, wf.include_dirs(), dict(wf.preprocess.defines))
-        except ParseError as err:
-            refused.update({n: f"{err}" for n in kernels if n not in replaced})
-            continue
+    refused: dict[str, str] = {n: f"{err}" for err in unread for n in kernels}
+    for f, read_ in parsed.items():
+        m = migrate_file(f, wf.root, kernels, parsed=read_)
         refused.update(m.refused)
         if m.replaced:
             texts[f] = m.text
@@ -138,20 +155,8 @@ def _migrate_files(wf: Workflow, files: list[Path], kernels: dict[str, ir.Kernel
     return texts, sorted(replaced), {n: why for n, why in refused.items() if n not in replaced}
 
 
-def _facts(wf: Workflow, files: list[Path]) -> ProcedureFacts:
-    units: list[object] = []
-    parser = make_parser()
-    for f in files:
-        if f.suffix.lower() in FORTRAN:
-            try:
-                units += top_units(read(f, wf.root, parser, wf.include_dirs(), dict(wf.preprocess.defines))[1])
-            except ParseError:
-                continue
-    return procedure_facts(units)
-
-
-def _place_regions(wf: Workflow, files: list[Path], texts: dict[Path, str], kernels: dict[str, ir.Kernel],
-                   facts: ProcedureFacts) -> dict[str, Any]:
+def _place_regions(wf: Workflow, parsed: dict[Path, tuple[SourceFile, object]], texts: dict[Path, str],
+                   kernels: dict[str, ir.Kernel], facts: ProcedureFacts) -> dict[str, Any]:
     """Data regions in the program's main programs (``texts`` updated): where they are, the
     update calls made and the loops left without one."""
     translated = {n: frozenset(k for k, p in enumerate(p for p in kern.params if not p.binding)
@@ -161,17 +166,13 @@ def _place_regions(wf: Workflow, files: list[Path], texts: dict[Path, str], kern
     out: dict[str, Any] = {"regions": [], "updates": 0, "refused": []}
     if not translated:
         return out
-    for f in files:
-        if f.suffix.lower() not in FORTRAN:
+    for f, (source, tree) in parsed.items():
+        if not any(isinstance(u, F.Main_Program) for u in top_units(tree)):
             continue
         text = texts.get(f)
-        try:
-            if text is None:
-                pp, _ = read(f, wf.root, make_parser(), wf.include_dirs(), dict(wf.preprocess.defines))
-                text = pp.pp.text
-            if "program" not in text.lower():
-                continue
-            placed = place_regions(f, wf.root, text, translated, globals_, facts)
+        try:  # a migrated file is read again; one left as it was keeps its tree
+            placed = place_regions(f, wf.root, text or source.pp.text, translated, globals_, facts,
+                                   parsed=None if text else (source, tree))
         except ParseError as err:
             out["refused"].append(f"{err}")
             continue
@@ -199,17 +200,12 @@ def _write(wf: Workflow, rels: dict[Path, str], texts: dict[Path, str], dest: Pa
 def _build_and_run(wf: Workflow, program: ProgramConfig, name: str, folder: Path, section: dict[str, Any],
                    progress: Any) -> None:
     probe = toolchains.Probe()
-    cuda = "cuda" in section["targets"] and probe.get("nvcc").available
-    config = [f"-DKT_CUDA={'ON' if cuda else 'OFF'}",
-              f"-DKT_KOKKOS={'ON' if 'kokkos' in section['targets'] else 'OFF'}"]
-    if cuda:
-        config.append(f"-DCMAKE_CUDA_COMPILER={shutil.which('nvcc')}")
-    exes = [f"{name}_original", *(f"{name}_{t}" for t in section["targets"] if t != "cuda" or cuda)]
+    built = [t for t in section["targets"] if all(probe.get(tool).available for tool in TARGETS[t].toolchain)]
+    exes = [f"{name}_original", *(f"{name}_{t}" for t in built)]
     progress(f"program {name}: building {', '.join(exes)}")
-    builds = build_program(folder, folder / "build", exes, program.run.timeout, config)
+    builds = build_program(folder, folder / "build", exes, program.run.timeout, program_options(built))
     inputs = [wf.root / i for i in program.run.inputs]
-    checks = Checks([(c.pattern, Tol(c.rtol, c.atol)) for c in program.check.numbers],
-                    [(c.path, Tol(c.rtol, c.atol)) for c in program.check.files], program.check.expect)
+    checks = checks_of(program.check.model_dump(mode="json"))
     original = builds[f"{name}_original"]
     section["original"] = {"built": original.ok, "reason": original.reason}
     if not original.ok or original.executable is None:
@@ -228,20 +224,18 @@ def _build_and_run(wf: Workflow, program: ProgramConfig, name: str, folder: Path
     for target, info in section["targets"].items():
         b = builds.get(f"{name}_{target}")
         if b is None:
-            info.update(status="not built", reason="nvcc not found")
+            missing = [t for t in TARGETS[target].toolchain if not probe.get(t).available]
+            info.update(status="not built", reason=f"{', '.join(missing)} not found (see translate doctor)")
             continue
         if not b.ok or b.executable is None:
             info.update(status="failed", reason=f"does not build: {b.reason}", log=b.log)
             continue
-        if target == "cuda" and not probe.gpu():
+        if TARGETS[target].needs_gpu_to_run and not probe.gpu():
             info.update(status="compiled", reason="built; no CUDA GPU here to run it")
             continue
         progress(f"program {name}: running the {target} build")
-        log = folder / "run" / f"{target}-transfers.jsonl"
-        log.unlink(missing_ok=True)
-        got = run_program(b.executable, folder / "run" / target, program.run.args, inputs, program.run.timeout,
-                          {"KT_TRANSFER_LOG": str(log)})
-        info["transfers"] = transfers(log)
+        got, info["transfers"] = run_migrated(b.executable, folder / "run", target, program.run.args, inputs,
+                                              program.run.timeout)
         if not got.ok:
             info.update(status="failed", reason=f"the run failed: {got.reason}", output=got.output[-2000:])
             continue

@@ -14,28 +14,23 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from targets.base import TARGETS
+from targets.base import C_ABI_TARGETS, TARGETS
 from targets.check_driver import check_driver, suite_cmake
 from targets.check_triton import triton_suite
 from validation.golden import load_case
 from validation.golden_export import export_region, exportable
 
-# a region is in the suite for a target it validated for, or was built for where that target
-# runs only on a GPU
-SUITE_STATUS = {n: ("validated", "compiled") if t.needs_gpu_to_run else ("validated",) for n, t in TARGETS.items()}
-C_DRIVERS = {n for n, t in TARGETS.items() if t.runner == "ctypes"}  # the C++ drivers call kt_NAME
-
 
 def write_suite(workflow: str, out_dir: Path, entries: list[dict[str, Any]]) -> dict[str, Any]:
-    """The suite for every region with golden data that a C ABI target validated (Kokkos) or
-    built (CUDA); what it holds and what it left out, with why."""
+    """The suite for every region with golden data that a target validated (or built, where it
+    needs a GPU to run); what it holds and what it left out, with why."""
     suite = out_dir / "tests"
     shutil.rmtree(suite, ignore_errors=True)
-    regions: dict[str, list[str]] = {t: [] for t in SUITE_STATUS}
+    regions: dict[str, list[str]] = {t: [] for t in TARGETS}
     left_out: dict[str, str] = {}
     for e in sorted(entries, key=lambda e: e["name"]):
         name = e["name"].lower()
-        targets = [t for t, ok in SUITE_STATUS.items() if e["targets"].get(t, {}).get("status") in ok]
+        targets = [t for t, info in TARGETS.items() if e["targets"].get(t, {}).get("status") in info.usable]
         golden = out_dir / "golden" / name
         if not targets or not (golden / "region.json").is_file():
             continue
@@ -46,13 +41,13 @@ def write_suite(workflow: str, out_dir: Path, entries: list[dict[str, Any]]) -> 
             continue
         reduces = bool(json.loads((golden / "region.json").read_text()).get("reduces"))
         export_region(golden, suite / "cases" / name, reduces)
-        if C_DRIVERS & set(targets):
+        if set(C_ABI_TARGETS) & set(targets):  # the C++ drivers call kt_NAME
             (suite / f"check_{name}.cpp").write_text(check_driver(kernel))
         for t in targets:
             regions[t].append(name)
     if not any(regions.values()):
         return {"regions": regions, "left_out": left_out}
-    if any(regions[t] for t in C_DRIVERS):
+    if any(regions[t] for t in C_ABI_TARGETS):
         (suite / "CMakeLists.txt").write_text(suite_cmake(workflow, regions))
     if regions.get("triton"):
         (suite / "test_triton.py").write_text(triton_suite(workflow, regions["triton"]))

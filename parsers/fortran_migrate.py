@@ -20,7 +20,7 @@ from pathlib import Path
 from fparser.two import Fortran2003 as F
 from fparser.two.utils import walk
 
-from parsers.fortran_units import contained, head, make_parser, read, spec_part, top_units, unit_name
+from parsers.fortran_units import SourceFile, contained, head, make_parser, read, spec_part, top_units, unit_name
 from translate import ir
 
 FIXED_WIDTH = 72  # the last column of a fixed-form statement
@@ -83,11 +83,12 @@ class Migrated:
 
 
 def migrate_file(path: Path, root: Path, kernels: Mapping[str, ir.Kernel], include: list[Path] | None = None,
-                 defines: Mapping[str, str] | None = None) -> Migrated:
+                 defines: Mapping[str, str] | None = None, parsed: tuple[SourceFile, object] | None = None
+                 ) -> Migrated:
     """``path`` with the executable part of every routine named in ``kernels`` (lower-case
     names) replaced by a call of its translation, and a USE of its interface module put
-    first in its specification part."""
-    f, tree = read(path, root, make_parser(), list(include or []), dict(defines or {}))
+    first in its specification part. ``parsed``: the file as :func:`read` gave it already."""
+    f, tree = parsed or read(path, root, make_parser(), list(include or []), dict(defines or {}))
     lines = list(f.lines)
     edits: list[tuple[int, int, list[str]]] = []  # (first, last) lines replaced, 1-based, inclusive
     replaced, refused = [], {}

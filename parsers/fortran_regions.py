@@ -27,7 +27,7 @@ from fparser.two import Fortran2003 as F
 from fparser.two.utils import walk
 
 from parsers.fortran_migrate import format_statement
-from parsers.fortran_units import contained, head, make_parser, read, top_units, unit_name
+from parsers.fortran_units import SourceFile, contained, head, make_parser, read, top_units, unit_name
 
 Translated = Mapping[str, frozenset[int]]  # a translated routine: the positions of its array arguments
 DO_CONSTRUCTS = (F.Block_Nonlabel_Do_Construct, F.Block_Label_Do_Construct)
@@ -94,12 +94,14 @@ class NoRegion(Exception):
 
 
 def place_regions(path: Path, root: Path, text: str, translated: Translated, globals_: set[str],
-                  facts: ProcedureFacts, fixed: bool | None = None) -> Placed:
+                  facts: ProcedureFacts, fixed: bool | None = None,
+                  parsed: tuple[SourceFile, object] | None = None) -> Placed:
     """``text`` (a file of the program, its routines already migrated) with a data region
     around each outermost loop of a main program that calls a translated routine
     (``translated``: each one's name and the positions of its array arguments); ``globals_``:
-    the module, COMMON and program arrays the translations take."""
-    f, tree = read(path, root, make_parser(), [], {}, text=text, fixed=fixed)
+    the module, COMMON and program arrays the translations take. ``parsed``: ``text`` as
+    :func:`read` gave it already."""
+    f, tree = parsed or read(path, root, make_parser(), [], {}, text=text, fixed=fixed)
     lines = list(f.lines)
     out = Placed(text)
     edits: list[tuple[int, int, list[str]]] = []
@@ -211,15 +213,14 @@ def _updates(stmt: object, translated: Translated, mapped: set[str], facts: Proc
     if isinstance(stmt, (F.End_Do_Stmt, F.End_If_Stmt, F.Else_Stmt, F.End_Select_Stmt, F.Continue_Stmt,
                          F.Cycle_Stmt, F.Exit_Stmt)):
         return []
-    read_: set[str] = set()
     written: set[str] = set()
     if isinstance(stmt, F.Call_Stmt) and str(stmt.items[0]).lower() in translated:
         return []
     names = _names_outside(stmt, translated)
     touched = names & mapped
-    for routine in names & set(facts.names):  # a routine of the program, not translated
+    for routine in names & facts.names.keys():  # a routine of the program, not translated
         reached, callees = facts.reach(routine)
-        if callees & set(translated):
+        if callees & translated.keys():
             return _closed_around(stmt, fixed, lines)
         touched |= reached & mapped
         written |= reached & mapped
@@ -230,7 +231,6 @@ def _updates(stmt: object, translated: Translated, mapped: set[str], facts: Proc
     label = getattr(stmt, "item", None) and stmt.item.label
     if label:
         raise NoRegion(f"statement {label} needs an update and carries a label a jump could skip it by")
-    read_ |= touched
     if isinstance(stmt, HEADERS):
         written = set()
     elif isinstance(stmt, F.Assignment_Stmt):
@@ -238,7 +238,7 @@ def _updates(stmt: object, translated: Translated, mapped: set[str], facts: Proc
     else:  # READ, a call, an IF holding one: whatever it names may be written
         written |= touched
     indent = _indent(lines[stmt.item.span[0] - 1])
-    before = [line for n in sorted(read_) for line in format_statement(f"call kt_update_host({n})", fixed, indent)]
+    before = [line for n in sorted(touched) for line in format_statement(f"call kt_update_host({n})", fixed, indent)]
     after = [line for n in sorted(written) for line in format_statement(f"call kt_update_device({n})", fixed, indent)]
     first, last = stmt.item.span
     if isinstance(stmt, HEADERS):  # before the construct it opens: the condition is read there

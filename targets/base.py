@@ -55,9 +55,20 @@ class TargetInfo:
         """Built into a library before it runs (False: imported as Python)."""
         return self.cmake is not None
 
+    @property
+    def c_abi(self) -> bool:
+        """Whether its translations have a ``kt_NAME`` shim a C or Fortran program can call."""
+        return self.runner == "ctypes"
+
+    @property
+    def usable(self) -> tuple[str, ...]:
+        """The outcomes that leave a translation usable in a migrated program or a regression
+        suite: validated, or built where the target needs a GPU to run."""
+        return ("validated", "compiled") if self.needs_gpu_to_run else ("validated",)
+
     def symbol(self, routine: str) -> str:
         """The entry validation calls for ``routine``."""
-        return f"kt_{routine.lower()}" if self.runner == "ctypes" else routine.lower()
+        return f"kt_{routine.lower()}" if self.c_abi else routine.lower()
 
 
 TARGETS: Mapping[str, TargetInfo] = MappingProxyType({t.name: t for t in (
@@ -69,6 +80,7 @@ TARGETS: Mapping[str, TargetInfo] = MappingProxyType({t.name: t for t in (
                ("triton",), gpu=True),
 )})
 BUILTIN_TARGETS: Mapping[str, str] = MappingProxyType({name: t.module for name, t in TARGETS.items()})
+C_ABI_TARGETS = tuple(name for name, t in TARGETS.items() if t.c_abi)  # what a migrated program can call
 
 
 class Unsupported(Exception):

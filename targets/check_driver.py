@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from targets.base import shim_symbol
+from targets.cmake import RELEASE_BY_DEFAULT, cmake_name, cuda_architectures, kokkos_link
 from targets.cstyle import cname
 from targets.kokkos import KokkosRenderer, abi_params
 from translate import ir
@@ -197,12 +198,9 @@ def suite_cmake(workflow: str, regions: dict[str, Iterable[str]]) -> str:
     """The CTest project: per target (``regions[target]``: its regions) and region a driver
     built with that region's translation and run on its cases. ``KT_KOKKOS`` (on) and
     ``KT_CUDA`` (off) choose the targets."""
-    safe = "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in workflow)
     parts = [f"""cmake_minimum_required(VERSION 3.18)
-project({safe}_regression LANGUAGES CXX)
-if(NOT CMAKE_BUILD_TYPE AND NOT CMAKE_CONFIGURATION_TYPES)
-  set(CMAKE_BUILD_TYPE Release)
-endif()
+project({cmake_name(workflow)}_regression LANGUAGES CXX)
+{RELEASE_BY_DEFAULT}
 set(CMAKE_CXX_STANDARD 17)
 option(KT_KOKKOS "test the Kokkos translations" ON)
 option(KT_CUDA "test the CUDA translations" OFF)
@@ -216,12 +214,7 @@ if(KT_KOKKOS)
   find_package(Kokkos REQUIRED)
   function(kt_check target region translation)
     add_executable(check_${{region}}_${{target}} check_${{region}}.cpp ${{translation}})
-    if(Kokkos_INCLUDE_DIRS AND Kokkos_LIBRARIES)
-      target_include_directories(check_${{region}}_${{target}} PRIVATE ${{Kokkos_INCLUDE_DIRS}})
-      target_link_libraries(check_${{region}}_${{target}} PRIVATE ${{Kokkos_LIBRARIES}})
-    else()
-      target_link_libraries(check_${{region}}_${{target}} PRIVATE Kokkos::kokkos)
-    endif()
+{kokkos_link("check_${region}_${target}", "    ")}
     add_test(NAME ${{region}}_${{target}}
              COMMAND check_${{region}}_${{target}} ${{CMAKE_CURRENT_SOURCE_DIR}}/cases/${{region}})
   endfunction()
@@ -233,9 +226,7 @@ endif()
         body = "\n".join(f"  kt_check_cuda({r})" for r in cuda)
         parts.append(f"""
 if(KT_CUDA)
-  if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
-    set(CMAKE_CUDA_ARCHITECTURES 90)
-  endif()
+{cuda_architectures(indent="  ")}
   enable_language(CUDA)
   find_package(CUDAToolkit REQUIRED)
   function(kt_check_cuda region)

@@ -12,10 +12,42 @@ RELEASE_BY_DEFAULT = """if(NOT CMAKE_BUILD_TYPE AND NOT CMAKE_CONFIGURATION_TYPE
 endif()"""
 
 
+
+def cuda_architectures(arch: str = "90", indent: str = "") -> str:
+    """``CMAKE_CUDA_ARCHITECTURES`` unless the user gave it (real and virtual: SASS and PTX)."""
+    return "\n".join(f"{indent}{line}" for line in (
+        "if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)", f"  set(CMAKE_CUDA_ARCHITECTURES {arch})", "endif()"))
+
+
+def cmake_name(workflow: str) -> str:
+    """``workflow`` as a CMake target name."""
+    return "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in workflow)
+
+
 def library_name(workflow: str, target: str) -> str:
     """The CMake target (and ``lib<name>.so``) a project builds."""
-    safe = "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in workflow)
-    return f"{safe}_{target}"
+    return f"{cmake_name(workflow)}_{target}"
+
+
+def kokkos_link(name: str, indent: str = "") -> str:
+    """``name`` (a CMake target, or a variable holding one) linked with Kokkos: through the
+    package variables of a Kokkos packaged with Trilinos (TriBITS, Debian's
+    libtrilinos-kokkos-dev, whose ``Kokkos::kokkos`` can name an include folder that does not
+    exist), else through ``Kokkos::kokkos``."""
+    lines = [
+        "if(Kokkos_INCLUDE_DIRS AND Kokkos_LIBRARIES)",
+        "  # Kokkos packaged with Trilinos (TriBITS): its package variables",
+        f"  target_include_directories({name} PRIVATE ${{Kokkos_INCLUDE_DIRS}})",
+        f"  target_link_libraries({name} PRIVATE ${{Kokkos_LIBRARIES}})",
+        '  if("OPENMP" IN_LIST Kokkos_DEVICES)',
+        "    find_package(OpenMP REQUIRED)",
+        f"    target_link_libraries({name} PRIVATE OpenMP::OpenMP_CXX)",
+        "  endif()",
+        "else()",
+        f"  target_link_libraries({name} PRIVATE Kokkos::kokkos)",
+        "endif()",
+    ]
+    return "\n".join(f"{indent}{line}" for line in lines)
 
 
 def kokkos_cmake(workflow: str, sources: Iterable[str]) -> str:
@@ -44,17 +76,7 @@ endif()
 add_library({name}
 {files}
 )
-if(Kokkos_INCLUDE_DIRS AND Kokkos_LIBRARIES)
-  # Kokkos packaged with Trilinos (TriBITS): its package variables
-  target_include_directories({name} PRIVATE ${{Kokkos_INCLUDE_DIRS}})
-  target_link_libraries({name} PRIVATE ${{Kokkos_LIBRARIES}})
-  if("OPENMP" IN_LIST Kokkos_DEVICES)
-    find_package(OpenMP REQUIRED)
-    target_link_libraries({name} PRIVATE OpenMP::OpenMP_CXX)
-  endif()
-else()
-  target_link_libraries({name} PRIVATE Kokkos::kokkos)
-endif()
+{kokkos_link(name)}
 """
 
 
@@ -64,9 +86,7 @@ def cuda_cmake(workflow: str, sources: Iterable[str], arch: str = "90") -> str:
     name = library_name(workflow, "cuda")
     files = "\n".join(f"    {s}" for s in sorted(sources))
     return f"""cmake_minimum_required(VERSION 3.18)
-if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
-  set(CMAKE_CUDA_ARCHITECTURES {arch})
-endif()
+{cuda_architectures(arch)}
 project({name} LANGUAGES CXX CUDA)
 {RELEASE_BY_DEFAULT}
 
@@ -82,15 +102,6 @@ add_library({name} SHARED
 )
 target_link_libraries({name} PRIVATE CUDA::cudart)
 """
-
-
-def _kokkos_link(name: str) -> str:
-    return f"""  if(Kokkos_INCLUDE_DIRS AND Kokkos_LIBRARIES)
-    target_include_directories({name} PRIVATE ${{Kokkos_INCLUDE_DIRS}})
-    target_link_libraries({name} PRIVATE ${{Kokkos_LIBRARIES}})
-  else()
-    target_link_libraries({name} PRIVATE Kokkos::kokkos)
-  endif()"""
 
 
 def program_cmake(program: str, original: Iterable[str], migrated: dict[str, dict[str, str]],
@@ -146,9 +157,9 @@ kt_program_settings({program}_original)
         exe = f"{program}_{target}"
         listed = "\n".join(f"    {s}" for s in sources)
         if target == "kokkos":
-            link = f"  find_package(Kokkos REQUIRED)\n  add_executable({exe}\n{listed}\n  )\n{_kokkos_link(exe)}"
+            link = f"  find_package(Kokkos REQUIRED)\n  add_executable({exe}\n{listed}\n  )\n{kokkos_link(exe, '  ')}"
         else:
-            link = (f"  if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)\n    set(CMAKE_CUDA_ARCHITECTURES 90)\n  endif()\n"
+            link = (f"{cuda_architectures(indent='  ')}\n"
                     f"  enable_language(CUDA)\n  find_package(CUDAToolkit REQUIRED)\n"
                     f"  add_executable({exe}\n{listed}\n  )\n"
                     f"  # the static runtime: the executable runs where only the driver is installed\n"

@@ -4,12 +4,12 @@ CMakeLists, configured and built with cmake, the shared library loaded with ctyp
 from __future__ import annotations
 
 import ctypes
-import shutil
 import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
-from targets.base import Rendered, get_renderer
+from targets.base import TARGETS, Rendered, get_renderer
+from validation.builds import configure_args
 
 
 def project_library(target: str, rendered: Sequence[Rendered], folder: Path, workflow: str = "kt_test") -> Path:
@@ -20,7 +20,7 @@ def project_library(target: str, rendered: Sequence[Rendered], folder: Path, wor
     for rel, text in get_renderer(target).build_files(workflow, rendered).items():
         (folder / rel).write_text(text)
     source, build = folder / target, folder / f"build-{target}"
-    extra = [f"-DCMAKE_CUDA_COMPILER={shutil.which('nvcc')}"] if target == "cuda" else []
+    extra = configure_args(TARGETS[target])
     for cmd in (["cmake", "-S", str(source), "-B", str(build), *extra], ["cmake", "--build", str(build), "-j", "2"]):
         res = subprocess.run(cmd, capture_output=True, text=True, timeout=1200)
         assert res.returncode == 0, f"{' '.join(cmd)}\n{(res.stdout + res.stderr)[-4000:]}"

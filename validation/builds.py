@@ -98,11 +98,6 @@ def build_candidate(target: str, files_dir: Path, kernel: ir.Kernel, cache_dir: 
                               f"no {kernel.name.lower()}_{target}.{info.extension} in {files_dir}")
     if info.cmake is None:
         return CandidateBuild(True, "interpreted", "", src)
-    probe = toolchains.Probe()
-    missing = [probe.get(t) for t in info.toolchain if not probe.get(t).available]
-    if missing:
-        return CandidateBuild(False, "unsupported", "; ".join(f"{t.name}: {t.detail}" for t in missing)
-                              + " (see translate doctor)")
     extern_ok = sorted(host_calls.link_name(s) for s in _host_calls(kernel) if host_calls.callable_from_c(s)) \
         if check_symbols else None
     return cmake_cached(info, src, kernel.name.lower(), cache_dir, timeout, extern_ok)
@@ -153,6 +148,11 @@ def cmake_cached(info: TargetInfo, src: Path, name: str, cache_dir: Path | None,
     final = cache / key
     if (final / "lib.so").exists():
         return CandidateBuild(True, "built", "", final / "lib.so")
+    probe = toolchains.Probe()  # asked on a miss only: each probe runs the tool
+    missing = [probe.get(t) for t in info.toolchain if not probe.get(t).available]
+    if missing:
+        return CandidateBuild(False, "unsupported", "; ".join(f"{t.name}: {t.detail}" for t in missing)
+                              + " (see translate doctor)")
     cache.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{key}-", dir=cache))
     source, build = tmp / "src", tmp / "build"
@@ -162,10 +162,11 @@ def cmake_cached(info: TargetInfo, src: Path, name: str, cache_dir: Path | None,
     steps = [("configure", ["cmake", "-S", str(source), "-B", str(build), *config]),
              ("build", ["cmake", "--build", str(build)])]
     outputs = []
+    jail = sandbox.Jail(read_only=_tool_dirs(info), writable=[tmp], memory_bytes=None) \
+        if sandbox.probe().available else None
     for what, step in steps:
         cwd: Path | None = tmp
-        if sandbox.probe().available:
-            jail = sandbox.Jail(read_only=_tool_dirs(info), writable=[tmp], memory_bytes=None)
+        if jail is not None:
             step, cwd = sandbox.command(step, jail, cwd=tmp), None
         r = run_process(step, f"{info.name} {what}", timeout, cwd=cwd, exit_signals=True)
         outputs.append(r.output.replace(str(source / src.name), str(src)))  # messages name the user's file

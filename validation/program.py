@@ -32,11 +32,12 @@ import shutil
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from targets.base import TARGETS
+from targets.base import C_ABI_TARGETS, TARGETS
+from validation.builds import configure_args
 from validation.processes import run_process, tail
 
-C_ABI_TARGETS = tuple(n for n, t in TARGETS.items() if t.runner == "ctypes")  # what a program can call
 NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eEdD][-+]?\d+)?")
 
 
@@ -70,6 +71,29 @@ class Verdict:
 class Tol:
     rtol: float
     atol: float
+
+
+def program_options(targets: Sequence[str]) -> list[str]:
+    """The program project's configure options for building ``targets``: each C ABI target's
+    ``KT_<TARGET>`` switch, and where the runtimes asked for are (as candidates are configured)."""
+    return [*(f"-DKT_{t.upper()}={'ON' if t in targets else 'OFF'}" for t in C_ABI_TARGETS),
+            *dict.fromkeys(a for t in targets for a in configure_args(TARGETS[t]))]
+
+
+def checks_of(check: Mapping[str, Any]) -> Checks:
+    """The checks of a program section in its JSON form (``ProgramCheck.model_dump``)."""
+    return Checks([(c["pattern"], Tol(c["rtol"], c["atol"])) for c in check["numbers"]],
+                  [(c["path"], Tol(c["rtol"], c["atol"])) for c in check["files"]], tuple(check["expect"]))
+
+
+def run_migrated(exe: Path, runs: Path, target: str, args: Sequence[str], inputs: Iterable[Path],
+                 timeout: float, env: Mapping[str, str] | None = None) -> tuple[ProgramRun, dict[str, float]]:
+    """A migrated build run in ``runs/<target>`` with its data runtime's log on: the run and
+    what its data regions moved (:func:`transfers`)."""
+    log = runs / f"{target}-transfers.jsonl"
+    log.unlink(missing_ok=True)
+    got = run_program(exe, runs / target, args, inputs, timeout, {**(env or {}), "KT_TRANSFER_LOG": str(log)})
+    return got, transfers(log)
 
 
 def build_program(source: Path, build: Path, executables: Sequence[str], timeout: float,
@@ -195,16 +219,13 @@ def run_folder(folder: Path, targets: Sequence[str], config: Sequence[str],
     spec = json.loads((folder / "program.json").read_text())
     name = spec["name"]
     exes = [f"{name}_original", *(f"{name}_{t}" for t in targets)]
-    options = [f"-DKT_{t.upper()}={'ON' if t in targets else 'OFF'}" for t in C_ABI_TARGETS]
     if prebuilt:
         builds = {e: BuildOutcome((folder / "build" / e).is_file(), folder / "build" / e, f"no build/{e}")
                   for e in exes}
     else:
-        builds = build_program(folder, folder / "build", exes, spec["timeout"], [*options, *config])
+        builds = build_program(folder, folder / "build", exes, spec["timeout"], [*program_options(targets), *config])
     inputs = [folder / "inputs" / i for i in spec["inputs"]]
-    check = spec["check"]
-    checks = Checks([(c["pattern"], Tol(c["rtol"], c["atol"])) for c in check["numbers"]],
-                    [(c["path"], Tol(c["rtol"], c["atol"])) for c in check["files"]], check["expect"])
+    checks = checks_of(spec["check"])
     original = builds[exes[0]]
     if not original.ok or original.executable is None:
         out(f"{exes[0]}: does not build: {original.reason}\n{original.log}")
@@ -218,16 +239,12 @@ def run_folder(folder: Path, targets: Sequence[str], config: Sequence[str],
             out(f"{exe}: does not build: {b.reason}\n{b.log}")
             status = 1
             continue
-        log = folder / "run" / f"{target}-transfers.jsonl"
-        log.unlink(missing_ok=True)
-        got = run_program(b.executable, folder / "run" / target, spec["args"], inputs, spec["timeout"],
-                          {"KT_TRANSFER_LOG": str(log)})
+        got, moved = run_migrated(b.executable, folder / "run", target, spec["args"], inputs, spec["timeout"])
         if not (base.ok and got.ok):
             out(f"{exe}: failed: {got.reason}")
             status = 1
             continue
         verdicts = judge(base, got, checks)
-        moved = transfers(log)
         out(f"{exe}: {'matched' if all(v.ok for v in verdicts) else 'DIFFERS'} in {got.seconds:.3f} s; "
             f"transfers {moved or 'none'}; " + "; ".join(f"{v.check} {'ok' if v.ok else v.detail}" for v in verdicts))
         status |= 0 if all(v.ok for v in verdicts) else 1
