@@ -21,13 +21,12 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from fparser.two import Fortran2003 as F
-
 from graph.config import Workflow, expand_glob
 from graph.program_config import ProgramConfig
 from parsers.base import ParseError
+from parsers.fortran_calltree import ProcedureFacts, procedure_facts
 from parsers.fortran_migrate import migrate_file
-from parsers.fortran_regions import ProcedureFacts, place_regions, procedure_facts
+from parsers.fortran_regions import place_regions, plan_regions
 from parsers.fortran_units import SourceFile, make_parser, read, top_units
 from targets.base import C_ABI_TARGETS, TARGETS
 from targets.cmake import program_cmake
@@ -157,30 +156,30 @@ def _migrate_files(wf: Workflow, parsed: dict[Path, tuple[SourceFile, object]], 
 
 def _place_regions(wf: Workflow, parsed: dict[Path, tuple[SourceFile, object]], texts: dict[Path, str],
                    kernels: dict[str, ir.Kernel], facts: ProcedureFacts) -> dict[str, Any]:
-    """Data regions in the program's main programs (``texts`` updated): where they are, the
-    update calls made and the loops left without one."""
+    """Data regions in the program's routines (``texts`` updated): where they are, the update
+    calls made, the routines a region stays open through, and the loops and routines it cannot."""
     translated = {n: frozenset(k for k, p in enumerate(p for p in kern.params if not p.binding)
                                if isinstance(p, ir.Array)) for n, kern in kernels.items()}
     globals_ = {p.name.lower() for kern in kernels.values() for p in kern.params
                 if isinstance(p, ir.Array) and (p.binding or "").split(":")[0] in ("module", "common", "program")}
-    out: dict[str, Any] = {"regions": [], "updates": 0, "refused": []}
+    out: dict[str, Any] = {"regions": [], "updates": 0, "through": [], "refused": []}
     if not translated:
         return out
+    plan = plan_regions(facts, translated, globals_)
     for f, (source, tree) in parsed.items():
-        if not any(isinstance(u, F.Main_Program) for u in top_units(tree)):
-            continue
         text = texts.get(f)
         try:  # a migrated file is read again; one left as it was keeps its tree
-            placed = place_regions(f, wf.root, text or source.pp.text, translated, globals_, facts,
-                                   parsed=None if text else (source, tree))
+            placed = place_regions(f, wf.root, text or source.pp.text, plan, parsed=None if text else (source, tree))
         except ParseError as err:
             out["refused"].append(f"{err}")
             continue
-        if placed.regions:
+        if placed.text != (text or source.pp.text):
             texts[f] = placed.text
         out["regions"] += placed.regions
         out["updates"] += placed.updates
         out["refused"] += placed.refused
+    out["through"] = sorted(plan.transparent)
+    out["refused"] += [f"{n}: regions are suspended around its calls: {why}" for n, why in sorted(plan.opaque.items())]
     return out
 
 

@@ -1,20 +1,32 @@
 """Data regions of a migrated program: where its arrays stay in device memory.
 
-For each main program, every outermost DO loop whose body calls a translated routine becomes
-a data region: ``call kt_data_begin()`` before it, ``call kt_data_end()`` after it (the
-``kt_data`` runtime, :mod:`targets.data_runtime`). Inside, the arrays passed to translations
-(and the module, COMMON and program variables the translations take) are *mapped*; host code
-that reads a mapped array gets ``call kt_update_host(a)`` before it, host code that may write
-one ``call kt_update_device(a)`` after it, and only for that array. A call of a routine of the
-program that is not translated counts as host code touching every mapped array it can reach
-(its arguments and the globals it or its callees name); one that reaches a translated routine
-itself closes the region around the call (``kt_data_end`` before, ``kt_data_begin`` after).
+In every routine of the program (the main program, subroutines, functions), each outermost DO
+loop whose body calls a translated routine becomes a data region: ``call kt_data_begin()``
+before it, ``call kt_data_end()`` after it (the ``kt_data`` runtime,
+:mod:`targets.data_runtime`; regions nest, the outermost one open is the one that counts).
+Inside, the arrays passed to translations (and the module, COMMON and program variables the
+translations take) are *mapped*; host code that reads a mapped array gets
+``call kt_update_host(a)`` before it, host code that may write one ``call kt_update_device(a)``
+after it, and only for that array. A host DO loop that calls no translation is one piece of host
+code: its copies go around the whole loop, not around each statement in it.
 
-A loop gets no region, with the reason, where moving the copies would be unsafe: a statement
-needing an update carries a label (a jump to it would skip the update), the loop can leave
-early (GO TO, RETURN, STOP), mapped arrays are allocated or deallocated in it, a translation
-is passed an array section (the compiler may pass a temporary), or a DO WHILE condition reads
-a mapped array.
+A subroutine of the program that is not translated but calls translations (a driver such as a
+V-cycle or a time step) is *transparent* where that is safe: a region stays open across calls
+of it, and its own host code gets the updates (which do nothing where its arrays are not
+mapped). It is not where it can STOP, passes a local array or an array section to a
+translation (the array would outlive its routine in the region's table), allocates mapped
+arrays, or where its host code could not get updates safely. A call of any other routine that
+reaches a translation suspends the region around it (``kt_data_suspend``, ``kt_data_resume``:
+data written back before, placed again after). A call of a routine that reaches no translation
+counts as host code touching the mapped arrays it can reach: the arguments it touches (one it
+never mentions, as a synchronisation stub's, costs nothing) and the globals it or its callees name.
+
+A loop that jumps out only to a CONTINUE right after it (a convergence test) ends its region
+there. A loop gets no region, with the reason, where moving the copies would be unsafe: a
+statement needing an update carries a label (a jump to it would skip the update), the loop can
+leave early otherwise (GO TO elsewhere, RETURN, STOP), mapped arrays are allocated or
+deallocated in it, a translation is passed an array section (the compiler may pass a
+temporary), or a DO WHILE condition reads a mapped array.
 """
 
 from __future__ import annotations
@@ -26,56 +38,111 @@ from pathlib import Path
 from fparser.two import Fortran2003 as F
 from fparser.two.utils import walk
 
+from parsers.fortran_calltree import CALLS, ProcedureFacts, actual_arguments, passed_name
 from parsers.fortran_migrate import format_statement
-from parsers.fortran_units import SourceFile, contained, head, make_parser, read, top_units, unit_name
+from parsers.fortran_units import PROCEDURES, SourceFile, contained, head, make_parser, read, top_units, unit_name
 
-Translated = Mapping[str, frozenset[int]]  # a translated routine: the positions of its array arguments
+Translated = Mapping[str, frozenset[int]]  # a routine: the positions of its array arguments
 DO_CONSTRUCTS = (F.Block_Nonlabel_Do_Construct, F.Block_Label_Do_Construct)
 LEAVES = (F.Goto_Stmt, F.Computed_Goto_Stmt, F.Return_Stmt, F.Stop_Stmt, F.Arithmetic_If_Stmt)
 HEADERS = (F.Nonlabel_Do_Stmt, F.Label_Do_Stmt, F.If_Then_Stmt, F.Else_If_Stmt, F.Select_Case_Stmt,
            F.Case_Stmt, F.Where_Construct_Stmt, F.Masked_Elsewhere_Stmt)
+ENDS = (F.End_Do_Stmt, F.End_If_Stmt, F.Else_Stmt, F.End_Select_Stmt, F.Continue_Stmt, F.Cycle_Stmt, F.Exit_Stmt)
+Edit = tuple[int, int, int, list[str]]  # replace lines first..last by statements indented as line anchor
+
+
+class NoRegion(Exception):
+    """A loop that cannot be a data region (or a routine that cannot be transparent), and why."""
 
 
 @dataclass(frozen=True)
-class ProcedureFacts:
-    """What the host side needs to know of the program's routines: the names each one's body
-    mentions and the routines it calls (both lower case)."""
+class RegionPlan:
+    """The program-wide facts region placement works from: the translated routines, the
+    transparent ones (each with the positions of its array dummies), every array name a
+    translation or a transparent routine is passed anywhere (and the globals translations take),
+    and the routines calling translations that are not transparent, with why."""
 
-    names: Mapping[str, frozenset[str]]
-    calls: Mapping[str, frozenset[str]]
+    facts: ProcedureFacts
+    translated: Translated
+    transparent: Translated
+    mapped: frozenset[str]
+    opaque: Mapping[str, str]
 
-    def reach(self, routine: str) -> tuple[set[str], set[str]]:
-        """Every name ``routine`` and its callees mention, and every routine they call."""
-        names: set[str] = set()
-        seen: set[str] = set()
-        todo = [routine]
-        while todo:
-            r = todo.pop()
-            if r in seen:
+    @property
+    def passes(self) -> Translated:
+        return {**self.translated, **self.transparent}
+
+    def busy(self, node: object) -> bool:
+        """Whether ``node`` calls a translated or a transparent routine."""
+        passes = self.passes
+        return any(str(c.items[0]).lower() in passes for c in walk(node, CALLS))
+
+    def reaches(self, routine: str) -> bool:
+        """Whether a routine of the program that is neither translated nor transparent leads to a translation."""
+        return routine not in self.transparent and bool(self.facts.reach(routine)[1] & self.translated.keys())
+
+    def mapped_in(self, routine: str) -> set[str]:
+        """The names that may be mapped where ``routine`` uses them (arrays there)."""
+        out = {n for n in self.mapped if self.facts.is_array(routine, n) is not False}
+        r = self.facts.routines.get(routine)
+        if routine in self.transparent and r is not None:
+            out |= {r.dummies[k] for k in self.transparent[routine]}
+        return out
+
+
+def plan_regions(facts: ProcedureFacts, translated: Translated, globals_: Iterable[str]) -> RegionPlan:
+    """Which routines are transparent (the largest set where each one is safe given the rest)."""
+    opaque: dict[str, str] = {}
+    candidates = [n for n, r in facts.routines.items() if r.kind == "subroutine" and n not in translated
+                  and facts.reach(n)[1] & translated.keys()]
+    for n in candidates:
+        if facts.recursive(n):
+            opaque[n] = "it is recursive"
+        elif facts.routines[n].stops:
+            opaque[n] = "it can STOP (the device's data would not be written back)"
+    while True:
+        transparent = {n: frozenset(k for k, d in enumerate(facts.routines[n].dummies)
+                                    if (facts.routines[n].arrays or {}).get(d)) for n in candidates if n not in opaque}
+        plan = RegionPlan(facts, translated, transparent, _mapped(facts, {**translated, **transparent}, globals_),
+                          opaque)
+        found = {n: why for n in transparent if (why := _opaque(plan, n))}
+        if not found:
+            return plan
+        opaque.update(found)
+
+
+def _mapped(facts: ProcedureFacts, passes: Translated, globals_: Iterable[str]) -> frozenset[str]:
+    out = set(globals_)
+    for r in facts.routines.values():
+        for call in walk(r.node, CALLS):
+            positions = passes.get(str(call.items[0]).lower(), frozenset())
+            out |= {n for k, a in enumerate(actual_arguments(call)) if k in positions and (n := passed_name(a))}
+    return frozenset(out)
+
+
+def _opaque(plan: RegionPlan, name: str) -> str | None:
+    """Why routine ``name`` cannot be transparent, or None."""
+    r = plan.facts.routines[name]
+    passes = plan.passes
+    for call in walk(r.node, CALLS):
+        callee = str(call.items[0]).lower()
+        for k, arg in enumerate(actual_arguments(call)):
+            if k not in passes.get(callee, ()):
                 continue
-            seen.add(r)
-            names |= self.names.get(r, frozenset())
-            todo += [c for c in self.calls.get(r, ()) if c in self.names]
-        return names, seen
-
-
-def procedure_facts(units: Iterable[object]) -> ProcedureFacts:
-    names: dict[str, frozenset[str]] = {}
-    calls: dict[str, frozenset[str]] = {}
-    for unit in units:
-        for proc in _procedures(unit):
-            n = unit_name(proc)
-            names[n] = frozenset(str(x).lower() for x in walk(proc, F.Name))
-            called = {str(c.items[0]).lower() for c in walk(proc, F.Call_Stmt)}
-            called |= {str(r.items[0]).lower() for r in walk(proc, (F.Part_Ref, F.Function_Reference))}
-            calls[n] = frozenset(called)
-    return ProcedureFacts(names, calls)
-
-
-def _procedures(unit: object) -> list[object]:
-    if isinstance(unit, (F.Subroutine_Subprogram, F.Function_Subprogram)):
-        return [unit, *(p for c in contained(unit) for p in _procedures(c))]
-    return [p for c in contained(unit) for p in _procedures(c)]
+            n = passed_name(arg)
+            if n is None and any(isinstance(t, F.Subscript_Triplet) for t in walk(arg)):
+                return f"it passes an array section ({arg}) to {callee}"
+            if n is not None and r.local(n):
+                return f"it passes its local array {n} to {callee}"
+    mapped = plan.mapped_in(name)
+    for stmt in walk(r.node, (F.Allocate_Stmt, F.Deallocate_Stmt)):
+        if {str(n).lower() for n in walk(stmt, F.Name)} & mapped:
+            return f"it allocates or deallocates mapped arrays ({stmt})"
+    try:
+        _updates_in(_body(r.node), plan, name, mapped)
+    except NoRegion as why:
+        return str(why)
+    return None
 
 
 @dataclass
@@ -89,64 +156,90 @@ class Placed:
     refused: list[str] = field(default_factory=list)
 
 
-class NoRegion(Exception):
-    """A loop that cannot be a data region, and why."""
-
-
-def place_regions(path: Path, root: Path, text: str, translated: Translated, globals_: set[str],
-                  facts: ProcedureFacts, fixed: bool | None = None,
+def place_regions(path: Path, root: Path, text: str, plan: RegionPlan, fixed: bool | None = None,
                   parsed: tuple[SourceFile, object] | None = None) -> Placed:
-    """``text`` (a file of the program, its routines already migrated) with a data region
-    around each outermost loop of a main program that calls a translated routine
-    (``translated``: each one's name and the positions of its array arguments); ``globals_``:
-    the module, COMMON and program arrays the translations take. ``parsed``: ``text`` as
-    :func:`read` gave it already."""
+    """``text`` (a file of the program, its routines already migrated) with its data regions
+    and updates placed as ``plan`` says. ``parsed``: ``text`` as :func:`read` gave it already."""
     f, tree = parsed or read(path, root, make_parser(), [], {}, text=text, fixed=fixed)
     lines = list(f.lines)
     out = Placed(text)
-    edits: list[tuple[int, int, list[str]]] = []
-    for program in (u for u in top_units(tree) if isinstance(u, F.Main_Program)):
-        body = next((c for c in program.children if isinstance(c, F.Execution_Part)), None)
-        if body is None:
+    edits: list[Edit] = []
+    for unit in _host_units(tree):
+        name = unit_name(unit)
+        body = _body(unit)
+        if body is None or name in plan.translated:
             continue
-        found = False
-        for loop in _outermost_loops(body, translated):
+        mapped = plan.mapped_in(name)
+        mine: list[Edit] = []
+        for loop, after in _outermost_loops(body, plan):
             where = f.where(_first(loop))
             try:
-                new = _region(loop, translated, globals_, facts, f.fixed, lines)
+                new = _region(loop, after, plan, mapped)
+                if name not in plan.transparent:
+                    new += _updates_in(loop, plan, name, mapped, skip=_header(loop))
             except NoRegion as why:
                 out.refused.append(f"{where}: no data region: {why}")
                 continue
-            edits += new
+            mine += new
             out.regions.append(where)
-            out.updates += sum(1 for _, _, stmts in new for s in stmts if "kt_update" in s)
-            found = True
-        if found:
-            at = head(program).item.span[1]
-            indent = _indent(lines[at]) if at < len(lines) else "  "
-            edits.append((at + 1, at, format_statement("use kt_data", f.fixed, indent)))
+        if name in plan.transparent:
+            mine += _updates_in(body, plan, name, mapped)
+        if mine:
+            at = head(unit).item.span[1]
+            edits += [*mine, (at + 1, at, at + 1, ["use kt_data"])]
+    out.updates = sum(1 for *_, stmts in edits for s in stmts if "kt_update" in s)
     if not edits:
         return out
-    for first, last, new in sorted(edits, key=lambda e: (e[0], e[1]), reverse=True):
-        lines[first - 1:last] = new
+    merged: dict[tuple[int, int], tuple[int, list[str]]] = {}
+    for first, last, anchor, stmts in edits:
+        merged.setdefault((first, last), (anchor, []))[1].extend(stmts)
+    for (first, last), (anchor, stmts) in sorted(merged.items(), reverse=True):
+        indent = _indent(lines[anchor - 1]) if anchor - 1 < len(lines) else "  "
+        lines[first - 1:last] = [line for s in stmts for line in format_statement(s, f.fixed, indent)]
     out.text = "\n".join(lines) + "\n"
     return out
 
 
-def _outermost_loops(node: object, translated: Translated) -> list[object]:
-    out = []
-    for c in getattr(node, "children", ()) or ():
-        if isinstance(c, DO_CONSTRUCTS):
-            if _calls(c, translated):
-                out.append(c)
-        elif c is not None and not isinstance(c, str) and getattr(c, "item", None) is None:
-            out += _outermost_loops(c, translated)  # inside IF, SELECT, ... constructs
+def _host_units(tree: object) -> list[object]:
+    """The main programs and routines of a file, those inside modules and programs included."""
+    out: list[object] = []
+    todo = list(top_units(tree))
+    while todo:
+        u = todo.pop(0)
+        if isinstance(u, (F.Main_Program, *PROCEDURES)):
+            out.append(u)
+        todo += contained(u)
     return out
 
 
-def _calls(node: object, routines: Translated) -> bool:
-    return any(str(c.items[0]).lower() in routines for c in walk(node, F.Call_Stmt)) or \
-        any(str(r.items[0]).lower() in routines for r in walk(node, (F.Part_Ref, F.Function_Reference)))
+def _body(unit: object) -> object | None:
+    return next((c for c in unit.children if isinstance(c, F.Execution_Part)), None)  # type: ignore[attr-defined]
+
+
+def _outermost_loops(node: object, plan: RegionPlan) -> list[tuple[object, object | None]]:
+    """The outermost DO loops in ``node`` calling translations, each with the statement after it."""
+    out: list[tuple[object, object | None]] = []
+    kids = [c for c in getattr(node, "children", ()) or () if c is not None and not isinstance(c, (str, F.Comment))]
+    for k, c in enumerate(kids):
+        if isinstance(c, DO_CONSTRUCTS):
+            if plan.busy(c):
+                out.append((c, kids[k + 1] if k + 1 < len(kids) else None))
+        elif getattr(c, "item", None) is None:
+            out += _outermost_loops(c, plan)  # inside IF, SELECT, ... constructs
+    return out
+
+
+def _jumps_out(node: object) -> tuple[set[str], bool]:
+    """The labels outside ``node`` that its jumps go to, and whether it can RETURN or STOP."""
+    inside = {str(c.item.label) for c in walk(node) if getattr(getattr(c, "item", None), "label", None)}
+    targets: set[str] = set()
+    ends = False
+    for stmt in walk(node, LEAVES):
+        if isinstance(stmt, (F.Return_Stmt, F.Stop_Stmt)):
+            ends = True
+        else:
+            targets |= {str(label) for label in walk(stmt, F.Label)} - inside
+    return targets, ends
 
 
 def _first(node: object) -> int:
@@ -157,41 +250,117 @@ def _last(node: object) -> int:
     return max(s[1] for c in walk(node) if (s := getattr(getattr(c, "item", None), "span", None)))
 
 
-def _region(loop: object, translated: Translated, globals_: set[str], facts: ProcedureFacts, fixed: bool,
-            lines: list[str]) -> list[tuple[int, int, list[str]]]:
-    """The edits that make ``loop`` a data region; :class:`NoRegion` where it cannot be one."""
-    if any(isinstance(s, LEAVES) for s in walk(loop)):
+def _region(loop: object, after: object | None, plan: RegionPlan, mapped: set[str]) -> list[Edit]:
+    """The edits that open and close a region around ``loop`` (``after``: the statement after it,
+    where the region ends instead when the loop jumps there, as a convergence test jumps to a
+    CONTINUE after the loop); :class:`NoRegion` where it cannot be one."""
+    targets, ends = _jumps_out(loop)
+    last = _last(loop)
+    if targets and isinstance(after, F.Continue_Stmt) and targets == {str(after.item.label)}:
+        last = after.item.span[1]
+    elif targets or ends:
         raise NoRegion("the loop can leave early (GO TO, RETURN or STOP)")
-    mapped = set(globals_)
-    for call in _translated_calls(loop, translated):
-        arrays = translated[str(call.items[0]).lower()]
-        for k, arg in enumerate(getattr(call.items[1], "items", ()) or ()):
-            if k not in arrays:
-                continue
-            if isinstance(arg, F.Name):
-                mapped.add(str(arg).lower())
-            elif any(isinstance(t, F.Subscript_Triplet) for t in walk(arg)):
+    for call in walk(loop, CALLS):
+        positions = plan.translated.get(str(call.items[0]).lower(), frozenset())
+        for k, arg in enumerate(actual_arguments(call)):
+            if k in positions and passed_name(arg) is None and any(isinstance(t, F.Subscript_Triplet)
+                                                                   for t in walk(arg)):
                 raise NoRegion(f"a translation is passed an array section ({arg}): the compiler may pass a copy")
     for stmt in walk(loop, (F.Allocate_Stmt, F.Deallocate_Stmt)):
         if {str(n).lower() for n in walk(stmt, F.Name)} & mapped:
             raise NoRegion(f"mapped arrays are allocated or deallocated in it ({stmt})")
-    indent = _indent(lines[_first(loop) - 1])
-    edits = [(_first(loop), _first(loop) - 1, format_statement("call kt_data_begin()", fixed, indent)),
-             (_last(loop) + 1, _last(loop), format_statement("call kt_data_end()", fixed, indent))]
-    for stmt in _statements(loop):
-        if stmt is _header(loop):
-            continue
-        edits += _updates(stmt, translated, mapped, facts, fixed, lines, loop)
-    return edits
-
-
-def _translated_calls(node: object, translated: Translated) -> list[object]:
-    return [c for c in walk(node, (F.Call_Stmt, F.Part_Ref, F.Function_Reference))
-            if str(c.items[0]).lower() in translated]
+    first = _first(loop)
+    return [(first, first - 1, first, ["call kt_data_begin()"]), (last + 1, last, first, ["call kt_data_end()"])]
 
 
 def _header(construct: object) -> object:
-    return construct.children[0]
+    return construct.children[0]  # type: ignore[attr-defined]
+
+
+def _pieces(node: object, plan: RegionPlan) -> list[object]:
+    """The host code in ``node``, in order: statements, and DO loops that call no translation
+    (and cannot leave early) as one piece each."""
+    out: list[object] = []
+    for c in getattr(node, "children", ()) or ():
+        if c is None or isinstance(c, (str, F.Comment)):
+            continue
+        if isinstance(c, DO_CONSTRUCTS) and not plan.busy(c) and not _suspends(c, plan) and \
+                _jumps_out(c) == (set(), False):
+            out.append(c)
+        elif getattr(c, "item", None) is not None:
+            out.append(c)
+        else:
+            out += _pieces(c, plan)
+    return out
+
+
+def _suspends(node: object, plan: RegionPlan) -> bool:
+    """Whether ``node`` calls host code that reaches a translation by a path the region cannot
+    follow (a routine that is not transparent, or a transparent one given an array section)."""
+    for call in walk(node, CALLS):
+        callee = str(call.items[0]).lower()
+        if callee in plan.translated:
+            continue
+        if plan.reaches(callee) and callee in plan.facts.routines:
+            return True
+        if callee in plan.transparent and any(passed_name(a) is None and walk(a, F.Subscript_Triplet)
+                                              for a in actual_arguments(call)):
+            return True
+    return False
+
+
+def _updates_in(node: object, plan: RegionPlan, routine: str, mapped: set[str], skip: object = None) -> list[Edit]:
+    edits: list[Edit] = []
+    for piece in _pieces(node, plan):
+        if piece is not skip:
+            edits += _updates(piece, plan, routine, mapped, node)
+    return edits
+
+
+def _updates(piece: object, plan: RegionPlan, routine: str, mapped: set[str], scope: object) -> list[Edit]:
+    """The update calls around one piece of host code."""
+    if isinstance(piece, ENDS):
+        return []
+    construct = isinstance(piece, DO_CONSTRUCTS)
+    if not construct and _suspends(piece, plan):
+        return _suspended_around(piece)
+    touched: set[str] = set()
+    written: set[str] = set()
+    for stmt in _statements(piece) if construct else [piece]:
+        t, w = _touch(stmt, plan, mapped)
+        touched |= t
+        written |= w
+    if not touched:
+        return []
+    stmt = _header(piece) if construct else piece
+    if isinstance(stmt, (F.Nonlabel_Do_Stmt, F.Label_Do_Stmt)) and "while" in str(stmt).lower() and not construct:
+        raise NoRegion(f"a DO WHILE condition reads mapped arrays ({stmt})")
+    label = getattr(stmt, "item", None) and stmt.item.label
+    if label:
+        raise NoRegion(f"statement {label} needs an update and carries a label a jump could skip it by")
+    first, last = (_first(piece), _last(piece)) if construct else stmt.item.span
+    if isinstance(stmt, HEADERS) and not construct:  # before the construct it opens: the condition is read there
+        first = _first(_parent_construct(stmt, scope))
+    return [e for e in ((first, first - 1, first, [f"call kt_update_host({n})" for n in sorted(touched)]),
+                        (last + 1, last, first, [f"call kt_update_device({n})" for n in sorted(written)])) if e[3]]
+
+
+def _touch(stmt: object, plan: RegionPlan, mapped: set[str]) -> tuple[set[str], set[str]]:
+    """The mapped arrays one statement may read or write, and those it may write."""
+    if isinstance(stmt, ENDS) or (isinstance(stmt, F.Call_Stmt) and str(stmt.items[0]).lower() in plan.passes):
+        return set(), set()
+    names = _names_outside(stmt, plan)
+    touched = names & mapped
+    written: set[str] = set()
+    for routine in names & plan.facts.routines.keys():  # host code of the program reaching no translation
+        reached, _ = plan.facts.reach(routine)
+        touched |= reached & mapped
+        written |= reached & mapped
+    if isinstance(stmt, HEADERS):
+        return touched, written
+    if isinstance(stmt, F.Assignment_Stmt):
+        return touched, written | ({str(n).lower() for n in walk(stmt.items[0], F.Name)} & mapped)
+    return touched, touched  # READ, a call, an IF holding one: whatever it names may be written
 
 
 def _statements(node: object) -> list[object]:
@@ -207,78 +376,51 @@ def _statements(node: object) -> list[object]:
     return out
 
 
-def _updates(stmt: object, translated: Translated, mapped: set[str], facts: ProcedureFacts, fixed: bool,
-             lines: list[str], loop: object) -> list[tuple[int, int, list[str]]]:
-    """The update calls around one host statement of a region."""
-    if isinstance(stmt, (F.End_Do_Stmt, F.End_If_Stmt, F.Else_Stmt, F.End_Select_Stmt, F.Continue_Stmt,
-                         F.Cycle_Stmt, F.Exit_Stmt)):
-        return []
-    written: set[str] = set()
-    if isinstance(stmt, F.Call_Stmt) and str(stmt.items[0]).lower() in translated:
-        return []
-    names = _names_outside(stmt, translated)
-    touched = names & mapped
-    for routine in names & facts.names.keys():  # a routine of the program, not translated
-        reached, callees = facts.reach(routine)
-        if callees & translated.keys():
-            return _closed_around(stmt, fixed, lines)
-        touched |= reached & mapped
-        written |= reached & mapped
-    if not touched:
-        return []
-    if isinstance(stmt, (F.Nonlabel_Do_Stmt, F.Label_Do_Stmt)) and "while" in str(stmt).lower():
-        raise NoRegion(f"a DO WHILE condition reads mapped arrays ({stmt})")
-    label = getattr(stmt, "item", None) and stmt.item.label
-    if label:
-        raise NoRegion(f"statement {label} needs an update and carries a label a jump could skip it by")
-    if isinstance(stmt, HEADERS):
-        written = set()
-    elif isinstance(stmt, F.Assignment_Stmt):
-        written |= {str(n).lower() for n in walk(stmt.items[0], F.Name)} & mapped
-    else:  # READ, a call, an IF holding one: whatever it names may be written
-        written |= touched
-    indent = _indent(lines[stmt.item.span[0] - 1])
-    before = [line for n in sorted(touched) for line in format_statement(f"call kt_update_host({n})", fixed, indent)]
-    after = [line for n in sorted(written) for line in format_statement(f"call kt_update_device({n})", fixed, indent)]
-    first, last = stmt.item.span
-    if isinstance(stmt, HEADERS):  # before the construct it opens: the condition is read there
-        first = _first(_parent_construct(stmt, loop))
-    return [e for e in ((first, first - 1, before), (last + 1, last, after)) if e[2]]
-
-
-def _closed_around(stmt: object, fixed: bool, lines: list[str]) -> list[tuple[int, int, list[str]]]:
-    """A call of a routine that reaches a translation from host code not analysed: the region
-    is closed around it (data written back before, placed again after)."""
+def _suspended_around(stmt: object) -> list[Edit]:
+    """A call of host code reaching a translation by a path not followed: the region is
+    suspended around it (data written back before, placed again after)."""
     if getattr(stmt, "item", None) and stmt.item.label:
         raise NoRegion(f"statement {stmt.item.label} calls host code that reaches a translation and carries a label")
     first, last = stmt.item.span
-    indent = _indent(lines[first - 1])
-    return [(first, first - 1, format_statement("call kt_data_end()", fixed, indent)),
-            (last + 1, last, format_statement("call kt_data_begin()", fixed, indent))]
+    return [(first, first - 1, first, ["call kt_data_suspend()"]), (last + 1, last, first, ["call kt_data_resume()"])]
 
 
-def _parent_construct(stmt: object, loop: object) -> object:
-    for c in walk(loop):
+def _parent_construct(stmt: object, scope: object) -> object:
+    for c in walk(scope):
         if getattr(c, "children", None) and c.children and c.children[0] is stmt:
             return c
     return stmt
 
 
-def _names_outside(node: object, translated: Translated) -> set[str]:
-    """The names a statement mentions, leaving out the arguments of translated routines it
-    calls (those are the translations' business)."""
-    if isinstance(node, (F.Call_Stmt, F.Part_Ref, F.Function_Reference)) and \
-            str(node.items[0]).lower() in translated:
-        return set()
+def _names_outside(node: object, plan: RegionPlan) -> set[str]:
+    """The names a statement mentions, leaving out the arrays it passes to translated and
+    transparent routines (those are the callee's business; subscripts and expressions passed
+    are read here)."""
+    if isinstance(node, CALLS) and str(node.items[0]).lower() in plan.passes:
+        out: set[str] = set()
+        for arg in actual_arguments(node):
+            if isinstance(arg, F.Part_Ref) and passed_name(arg) is not None:
+                out |= _names_outside(arg.items[1], plan)
+            elif passed_name(arg) is None:
+                out |= _names_outside(arg, plan)
+        return out
+    callee = plan.facts.routines.get(str(node.items[0]).lower()) if isinstance(node, CALLS) else None
+    if callee is not None:  # host code: the arrays it is passed but never touches are left out
+        out = set()
+        for k, arg in enumerate(actual_arguments(node)):
+            if not callee.ignores(k) or passed_name(arg) is None:
+                out |= _names_outside(arg, plan)
+            elif isinstance(arg, F.Part_Ref):
+                out |= _names_outside(arg.items[1], plan)
+        return out | {callee.name}
     if isinstance(node, F.Name):
         return {str(node).lower()}
-    out: set[str] = set()
+    out = set()
     for c in getattr(node, "children", None) or getattr(node, "items", ()) or ():
         if c is not None and not isinstance(c, str):
-            out |= _names_outside(c, translated)
+            out |= _names_outside(c, plan)
     return out
 
 
 def _indent(line: str) -> str:
     return line[:len(line) - len(line.lstrip())] if line.strip() else "  "
-

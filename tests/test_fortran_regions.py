@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from parsers.fortran_regions import place_regions, procedure_facts
+from parsers.fortran_calltree import procedure_facts
+from parsers.fortran_regions import place_regions, plan_regions
 from parsers.fortran_units import make_parser, read, top_units
 
 KERNELS = """\
@@ -27,6 +28,28 @@ contains
     double precision, intent(inout) :: a(n), b(n)
     call step(n, a, b, 1.0d0)
   end subroutine both
+  subroutine drive(n, a, b)
+    integer, intent(in) :: n
+    double precision, intent(inout) :: a(n), b(n)
+    integer :: i
+    call step(n, a, b, 1.0d0)
+    do i = 1, n
+      b(i) = b(i) + a(i)
+    end do
+    call step(n, a, b, 2.0d0)
+  end subroutine drive
+  subroutine scratch(n, a)
+    integer, intent(in) :: n
+    double precision, intent(inout) :: a(n)
+    double precision :: w(n)
+    w = a
+    call step(n, a, w, 1.0d0)
+  end subroutine scratch
+  subroutine fence(n, v)
+    integer, intent(in) :: n
+    double precision, intent(in) :: v(n)
+    print *, n
+  end subroutine fence
 end module k
 """
 
@@ -55,12 +78,13 @@ end program p
 STEP = {"step": frozenset({1, 2})}  # step's array arguments: a and b (positions 1 and 2)
 
 
-def _place(tmp_path: Path, main: str, translated: dict[str, frozenset[int]] = STEP):  # noqa: ANN202
+def _place(tmp_path: Path, main: str, translated: dict[str, frozenset[int]] = STEP, file: str = "p.f90"):  # noqa: ANN202
     (tmp_path / "k.f90").write_text(KERNELS)
-    path = tmp_path / "p.f90"
-    path.write_text(main)
-    units = [u for f in (tmp_path / "k.f90", path) for u in top_units(read(f, tmp_path, make_parser(), [], {})[1])]
-    return place_regions(path, tmp_path, main, translated, set(), procedure_facts(units))
+    (tmp_path / "p.f90").write_text(main)
+    files = (tmp_path / "k.f90", tmp_path / "p.f90")
+    units = [u for f in files for u in top_units(read(f, tmp_path, make_parser(), [], {})[1])]
+    plan = plan_regions(procedure_facts(units), translated, set())
+    return place_regions(tmp_path / file, tmp_path, (tmp_path / file).read_text(), plan)
 
 
 def test_a_region_around_the_loop_with_updates_only_where_host_code_touches_arrays(tmp_path: Path) -> None:
@@ -78,9 +102,40 @@ def test_a_region_around_the_loop_with_updates_only_where_host_code_touches_arra
     assert placed.updates == 5
 
 
-def test_a_host_routine_reaching_a_translation_closes_the_region_around_it(tmp_path: Path) -> None:
-    placed = _place(tmp_path, MAIN.replace("    call show(n, a)\n", "    call both(n, a, b)\n"))
-    assert "    call kt_data_end()\n    call both(n, a, b)\n    call kt_data_begin()\n" in placed.text
+def test_a_region_stays_open_through_a_driver_routine_and_its_host_loop_is_one_piece(tmp_path: Path) -> None:
+    main = MAIN.replace("    call show(n, a)\n", "    call drive(n, a, b)\n")
+    placed = _place(tmp_path, main)
+    assert "kt_data_suspend" not in placed.text and "    call drive(n, a, b)\n  end do\n" in placed.text
+    # drive's own host code gets the updates (nothing happens where its arrays are not mapped),
+    # around its host loop as a whole rather than each statement in it
+    drive = _place(tmp_path, main, file="k.f90").text
+    assert ("  subroutine drive(n, a, b)\n    use kt_data\n" in drive and
+            "    call kt_update_host(a)\n    call kt_update_host(b)\n    do i = 1, n\n      b(i) = b(i) + a(i)\n"
+            "    end do\n    call kt_update_device(b)\n" in drive)
+    assert drive.count("kt_update") == 3 and "subroutine both(n, a, b)\n    integer" in drive
+
+
+def test_a_routine_passing_a_local_array_to_a_translation_suspends_the_region(tmp_path: Path) -> None:
+    placed = _place(tmp_path, MAIN.replace("    call show(n, a)\n", "    call scratch(n, a)\n"))
+    assert "    call kt_data_suspend()\n    call scratch(n, a)\n    call kt_data_resume()\n" in placed.text
+    assert "scratch: regions are suspended" not in placed.refused  # the plan says why, not the file
+    units = [u for f in (tmp_path / "k.f90",) for u in top_units(read(f, tmp_path, make_parser(), [], {})[1])]
+    plan = plan_regions(procedure_facts(units), STEP, set())
+    assert plan.opaque == {"scratch": "it passes its local array w to step"}
+    assert set(plan.transparent) == {"both", "drive"} and plan.transparent["drive"] == frozenset({1, 2})
+
+
+def test_a_convergence_jump_ends_the_region_after_the_loop_and_untouched_arguments_cost_nothing(
+        tmp_path: Path) -> None:
+    main = (MAIN.replace("    call show(n, a)\n", "    call fence(n, a)\n    if (a(1) > 1.0d2) go to 900\n")
+            .replace("  print *, a(1)\n", "900 continue\n  print *, a(1)\n"))
+    placed = _place(tmp_path, main)
+    assert placed.regions == ["p.f90:10"]
+    assert "  end do\n900 continue\n  call kt_data_end()\n  print *, a(1)\n" in placed.text
+    # fence never touches its array argument: no copies around it; the test reads a
+    assert "    call fence(n, a)\n    call kt_update_host(a)\n    if (a(1) > 1.0d2) go to 900\n" in placed.text
+    elsewhere = _place(tmp_path, main.replace("900 continue\n", "  print *, 0\n900 continue\n"))
+    assert elsewhere.regions == [] and "can leave early" in elsewhere.refused[0]
 
 
 def test_unsafe_loops_get_no_region_and_say_why(tmp_path: Path) -> None:

@@ -90,7 +90,7 @@ def test_the_example_program_migrates_and_a_wrong_translation_differs(tmp_path: 
     assert "## Program `heat`: matched" in (out / "report.md").read_text()
     # one data region around the time loop: u and unew copied in once, and u each time the host
     # resets the probe (4 of 200 steps): 6 copies in, 5 out, instead of copies on all 1000 calls
-    assert kokkos["data"] == {"regions": ["src/heat_main.f90:26"], "updates": 2, "refused": []}
+    assert kokkos["data"] == {"regions": ["src/heat_main.f90:26"], "updates": 2, "through": [], "refused": []}
     assert kokkos["transfers"]["regions"] == 1
     assert (kokkos["transfers"]["copies_in"], kokkos["transfers"]["copies_out"]) == (6, 5)
 
