@@ -1,0 +1,73 @@
+"""targets.data_runtime: the present table of a migrated program, driven from C++ as the
+generated shims and the Fortran update calls drive it, built with the Kokkos target's CMake."""
+
+from __future__ import annotations
+
+import ctypes
+import shutil
+from pathlib import Path
+
+import pytest
+
+from targets.base import Rendered
+from targets.data_runtime import KOKKOS
+from tests.kt_builds import project_library
+from validation import toolchains
+
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(toolchains.find_kokkos() is None or shutil.which("cmake") is None,
+                                 reason="needs Kokkos and cmake")]
+
+# each failed expectation returns its own number, so the test names the step that went wrong
+SCENARIO = """\
+#include <Kokkos_Core.hpp>
+#include <cstddef>
+
+extern "C" void* kt_present(const void* host, std::size_t bytes, int writes);
+extern "C" void kt_data_begin();
+extern "C" void kt_data_end();
+extern "C" void kt_data_suspend();
+extern "C" void kt_data_resume();
+extern "C" void kt_update_host(const void* host);
+
+extern "C" int scenario() {
+    Kokkos::initialize();
+    int failed = 0;
+    {
+        double a[4] = {1, 2, 3, 4};
+        if (kt_present(a, sizeof a, 0) != nullptr) failed = 1;  // no region open: the shim copies itself
+        kt_data_begin();
+        kt_data_begin();  // a region opened inside another (a driver routine's own loop)
+        double* d = static_cast<double*>(kt_present(a, sizeof a, 1));
+        if (!failed && (d == nullptr || d == a || d[3] != 4)) failed = 2;
+        d[0] = 10;  // a translation writes the device copy
+        if (!failed && a[0] != 1) failed = 3;  // the host copy is not touched until asked
+        kt_update_host(a + 2);  // an element inside the array finds the array's entry
+        if (!failed && a[0] != 10) failed = 4;
+        d[1] = 20;
+        kt_present(a, sizeof a, 1);
+        kt_data_suspend();  // host code the placement could not follow: everything written back
+        if (!failed && a[1] != 20) failed = 5;
+        if (!failed && kt_present(a, sizeof a, 0) != nullptr) failed = 6;  // and nothing is present
+        a[2] = 30;  // that host code writes
+        kt_data_resume();
+        double* e = static_cast<double*>(kt_present(a, sizeof a, 1));
+        if (!failed && (e == nullptr || e[2] != 30)) failed = 7;  // placed again from the host
+        e[3] = 40;
+        kt_data_end();  // the inner region's end: the outer one still holds the data
+        if (!failed && a[3] != 4) failed = 8;
+        kt_data_end();
+        if (!failed && a[3] != 40) failed = 9;
+        kt_data_end();  // an end without a region open does nothing
+    }
+    Kokkos::finalize();
+    return failed;
+}
+"""
+
+
+def test_regions_nest_suspend_and_write_back_as_the_placement_expects(tmp_path: Path) -> None:
+    rendered = [Rendered({"kokkos/kt_data_kokkos.cpp": KOKKOS}, "kokkos/kt_data_kokkos.cpp", "", "kokkos"),
+                Rendered({"kokkos/scenario.cpp": SCENARIO}, "kokkos/scenario.cpp", "scenario", "kokkos")]
+    lib = ctypes.CDLL(str(project_library("kokkos", rendered, tmp_path, "kt_runtime")))
+    assert lib.scenario() == 0
