@@ -274,7 +274,8 @@ def _region(loop: object, after: object | None, plan: RegionPlan, mapped: set[st
 
 
 def _header(construct: object) -> object:
-    return construct.children[0]  # type: ignore[attr-defined]
+    """The statement opening a construct (fparser puts the comments before it inside)."""
+    return next(c for c in construct.children if not isinstance(c, F.Comment))  # type: ignore[attr-defined]
 
 
 def _pieces(node: object, plan: RegionPlan) -> list[object]:
@@ -335,7 +336,7 @@ def _updates(piece: object, plan: RegionPlan, routine: str, mapped: set[str], sc
     stmt = _header(piece) if construct else piece
     if isinstance(stmt, (F.Nonlabel_Do_Stmt, F.Label_Do_Stmt)) and "while" in str(stmt).lower() and not construct:
         raise NoRegion(f"a DO WHILE condition reads mapped arrays ({stmt})")
-    label = getattr(stmt, "item", None) and stmt.item.label
+    label = getattr(getattr(stmt, "item", None), "label", None)
     if label:
         raise NoRegion(f"statement {label} needs an update and carries a label a jump could skip it by")
     first, last = (_first(piece), _last(piece)) if construct else stmt.item.span
@@ -379,15 +380,17 @@ def _statements(node: object) -> list[object]:
 def _suspended_around(stmt: object) -> list[Edit]:
     """A call of host code reaching a translation by a path not followed: the region is
     suspended around it (data written back before, placed again after)."""
-    if getattr(stmt, "item", None) and stmt.item.label:
+    if getattr(getattr(stmt, "item", None), "label", None):
         raise NoRegion(f"statement {stmt.item.label} calls host code that reaches a translation and carries a label")
     first, last = stmt.item.span
     return [(first, first - 1, first, ["call kt_data_suspend()"]), (last + 1, last, first, ["call kt_data_resume()"])]
 
 
 def _parent_construct(stmt: object, scope: object) -> object:
+    """The construct ``stmt`` opens."""
     for c in walk(scope):
-        if getattr(c, "children", None) and c.children and c.children[0] is stmt:
+        kids = [k for k in getattr(c, "children", None) or () if not isinstance(k, F.Comment)]
+        if getattr(c, "item", None) is None and kids and kids[0] is stmt:
             return c
     return stmt
 
