@@ -26,7 +26,8 @@ there. A loop gets no region, with the reason, where moving the copies would be 
 statement needing an update carries a label (a jump to it would skip the update), the loop can
 leave early otherwise (GO TO elsewhere, RETURN, STOP), mapped arrays are allocated or
 deallocated in it, a translation is passed an array section (the compiler may pass a
-temporary), or a DO WHILE condition reads a mapped array.
+temporary) or a component of a derived type (arrays are followed by name), or a DO WHILE
+condition reads a mapped array.
 """
 
 from __future__ import annotations
@@ -130,8 +131,10 @@ def _opaque(plan: RegionPlan, name: str) -> str | None:
             if k not in passes.get(callee, ()):
                 continue
             n = passed_name(arg)
-            if n is None and any(isinstance(t, F.Subscript_Triplet) for t in walk(arg)):
+            if _section(arg):
                 return f"it passes an array section ({arg}) to {callee}"
+            if _component(arg):
+                return f"it passes a component of a derived type ({arg}) to {callee}"
             if n is not None and r.local(n):
                 return f"it passes its local array {n} to {callee}"
     mapped = plan.mapped_in(name)
@@ -261,16 +264,29 @@ def _region(loop: object, after: object | None, plan: RegionPlan, mapped: set[st
     elif targets or ends:
         raise NoRegion("the loop can leave early (GO TO, RETURN or STOP)")
     for call in walk(loop, CALLS):
-        positions = plan.translated.get(str(call.items[0]).lower(), frozenset())
+        callee = str(call.items[0]).lower()
         for k, arg in enumerate(actual_arguments(call)):
-            if k in positions and passed_name(arg) is None and any(isinstance(t, F.Subscript_Triplet)
-                                                                   for t in walk(arg)):
+            if k in plan.translated.get(callee, ()) and _section(arg):
                 raise NoRegion(f"a translation is passed an array section ({arg}): the compiler may pass a copy")
+            if k in plan.passes.get(callee, ()) and _component(arg):
+                raise NoRegion(f"{callee} is passed a component of a derived type ({arg}): host code touching it "
+                               "is not followed")
     for stmt in walk(loop, (F.Allocate_Stmt, F.Deallocate_Stmt)):
         if {str(n).lower() for n in walk(stmt, F.Name)} & mapped:
             raise NoRegion(f"mapped arrays are allocated or deallocated in it ({stmt})")
     first = _first(loop)
     return [(first, first - 1, first, ["call kt_data_begin()"]), (last + 1, last, first, ["call kt_data_end()"])]
+
+
+def _section(arg: object) -> bool:
+    """Whether an actual argument is an array section (the compiler may pass a copy)."""
+    return passed_name(arg) is None and bool(walk(arg, F.Subscript_Triplet))
+
+
+def _component(arg: object) -> bool:
+    """Whether an actual argument is a component of a derived type (``chunk%field%u``): the
+    placement follows arrays by name, so host code touching it would be missed."""
+    return isinstance(arg, F.Data_Ref) or (passed_name(arg) is None and bool(walk(arg, F.Data_Ref)))
 
 
 def _header(construct: object) -> object:
@@ -304,8 +320,7 @@ def _suspends(node: object, plan: RegionPlan) -> bool:
             continue
         if plan.reaches(callee) and callee in plan.facts.routines:
             return True
-        if callee in plan.transparent and any(passed_name(a) is None and walk(a, F.Subscript_Triplet)
-                                              for a in actual_arguments(call)):
+        if callee in plan.transparent and any(_section(a) or _component(a) for a in actual_arguments(call)):
             return True
     return False
 

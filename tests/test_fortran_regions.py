@@ -143,6 +143,10 @@ def test_unsafe_loops_get_no_region_and_say_why(tmp_path: Path) -> None:
     assert early.regions == [] and "can leave early" in early.refused[0] and "kt_data" not in early.text
     section = _place(tmp_path, MAIN.replace("call step(n, a, b, s)", "call step(n, a(1:n), b, s)"))
     assert section.regions == [] and "array section" in section.refused[0]
+    boxed = MAIN.replace("  integer :: it\n", "  integer :: it\n  type :: box\n    double precision :: v(n)\n"
+                         "  end type box\n  type(box) :: c\n")
+    component = _place(tmp_path, boxed.replace("call step(n, a, b, s)", "call step(n, c%v, b, s)"))
+    assert component.regions == [] and "component of a derived type (c % v)" in component.refused[0]
     labelled = _place(tmp_path, MAIN.replace("      b(1) = a(2)\n", "   20 b(1) = a(2)\n"))
     assert labelled.regions == [] and "label" in labelled.refused[0]
     none = _place(tmp_path, MAIN, {"other": frozenset()})
