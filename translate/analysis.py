@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from translate import argreduce, condreduce, interchange, ir, privatize
+from translate.bounds import hoist_bound_loads
 from translate.ir import BinOp, Const, DType, Expr, Load, LoopKind, Var
 from translate.irquery import fresh_name
 from translate.loopfacts import (
@@ -44,6 +45,7 @@ _RED_WORDS = {"add": "sum", "mul": "product", "max": "max", "min": "min"}
 def analyze(kernel: ir.Kernel) -> ir.Kernel:
     """The kernel with every Loop annotated (kind, reductions, private, reason)."""
     kernel = reroll(kernel)  # manually unrolled loops back to unit steps (translate.reroll)
+    kernel = hoist_bound_loads(kernel)  # bounds read from arrays made scalars (translate.bounds)
     ctx = _Ctx(kernel)
     body = ctx.block(kernel.body, [])
     locals_ = tuple(replace(d, shape=d.shape + tuple(ctx.copies[d.name])) if d.name in ctx.copies else d
@@ -136,6 +138,9 @@ class _Ctx:
         """A serial loop whose scratch arrays, one copy per iteration, make it parallel
         (translate.privatize); else ``classified`` as it is."""
         if classified.kind is not LoopKind.SERIAL:
+            return classified
+        bound = {v.name for e in (loop.start, loop.stop, loop.step) for v in ir.walk(e) if isinstance(v, Var)}
+        if not bound <= self.stride_params:  # the copies are allocated on entry: their count must be known there
             return classified
         arrays = {d.name: d for d in self.kernel.locals if isinstance(d, ir.Array)}
         outside = {a for a in arrays if access_count(self.kernel.body, a) != access_count(loop.body, a)}
