@@ -34,6 +34,7 @@ class Routine:
     stops: bool = False
     host: str | None = None  # the routine or program it is contained in
     used: frozenset[str] = frozenset()  # the names its statements mention (not its declarations)
+    assumed: frozenset[str] = frozenset()  # its assumed-size arrays (``a(*)``, ``a(n, *)``): no size known
 
     @property
     def outside(self) -> frozenset[str]:
@@ -108,13 +109,15 @@ def _routines(unit: object, host: str | None, out: dict[str, Routine]) -> None:
         kind = ("program" if isinstance(unit, F.Main_Program)
                 else "subroutine" if isinstance(unit, F.Subroutine_Subprogram) else "function")
         arrays, common, saved = _declarations(spec_part(unit))
+        assumed = frozenset(str(e.items[0]).lower() for e in walk(spec_part(unit) or (), F.Entity_Decl)
+                            if walk(e.items[1] or (), F.Assumed_Size_Spec))
         dummies = getattr(head(unit), "items", ())[2] if kind != "program" else None
         called = {str(c.items[0]).lower() for c in walk(unit, CALLS)}
         statements = [c for c in unit.children if not isinstance(c, F.Specification_Part) and c is not head(unit)]
         out[name] = Routine(name, kind, unit, frozenset(str(x).lower() for x in walk(unit, F.Name)),
                             frozenset(called), tuple(str(d).lower() for d in getattr(dummies, "items", ()) or ()),
                             arrays, common, saved, any(isinstance(s, F.Stop_Stmt) for s in walk(unit)), host,
-                            frozenset(str(x).lower() for x in walk(statements, F.Name)))
+                            frozenset(str(x).lower() for x in walk(statements, F.Name)), assumed)
         host = name
     for c in contained(unit):
         _routines(c, host, out)

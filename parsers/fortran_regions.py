@@ -357,8 +357,17 @@ def _updates(piece: object, plan: RegionPlan, routine: str, mapped: set[str], sc
     first, last = (_first(piece), _last(piece)) if construct else stmt.item.span
     if isinstance(stmt, HEADERS) and not construct:  # before the construct it opens: the condition is read there
         first = _first(_parent_construct(stmt, scope))
-    return [e for e in ((first, first - 1, first, [f"call kt_update_host({n})" for n in sorted(touched)]),
-                        (last + 1, last, first, [f"call kt_update_device({n})" for n in sorted(written)])) if e[3]]
+    assumed = plan.facts.routines[routine].assumed if routine in plan.facts.routines else frozenset()
+    return [e for e in ((first, first - 1, first, [_update("host", n, assumed) for n in sorted(touched)]),
+                        (last + 1, last, first, [_update("device", n, assumed) for n in sorted(written)])) if e[3]]
+
+
+def _update(side: str, name: str, assumed: frozenset[str]) -> str:
+    """The update of array ``name`` (all its bytes: parts of it passed to translations one by one
+    are entries of their own; an assumed-size array has no size, so the entry holding its start)."""
+    if name in assumed:
+        return f"call kt_update_{side}({name})"
+    return f"call kt_update_{side}({name}, size({name}, kind=c_size_t) * storage_size({name}) / 8)"
 
 
 def _touch(stmt: object, plan: RegionPlan, mapped: set[str]) -> tuple[set[str], set[str]]:

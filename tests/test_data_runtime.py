@@ -29,6 +29,8 @@ extern "C" void kt_data_end();
 extern "C" void kt_data_suspend();
 extern "C" void kt_data_resume();
 extern "C" void kt_update_host(const void* host);
+extern "C" void kt_update_host_range(const void* host, std::size_t bytes);
+extern "C" void kt_update_device_range(const void* host, std::size_t bytes);
 
 extern "C" int scenario() {
     Kokkos::initialize();
@@ -59,6 +61,22 @@ extern "C" int scenario() {
         kt_data_end();
         if (!failed && a[3] != 40) failed = 9;
         kt_data_end();  // an end without a region open does nothing
+    }
+    {   // parts of one array passed to translations one by one: an update of its range reaches each
+        double b[6] = {0, 0, 0, 0, 0, 0};
+        kt_data_begin();
+        double* lo = static_cast<double*>(kt_present(b, 3 * sizeof(double), 1));
+        double* hi = static_cast<double*>(kt_present(b + 3, 3 * sizeof(double), 1));
+        lo[0] = 1;
+        hi[0] = 2;
+        kt_update_host(b);  // without a size: the entry holding b's start only
+        if (!failed && (b[0] != 1 || b[3] != 0)) failed = 10;
+        kt_update_host_range(b, sizeof b);
+        if (!failed && b[3] != 2) failed = 11;
+        b[4] = 5;  // host code writes the second part
+        kt_update_device_range(b, sizeof b);
+        if (!failed && hi[1] != 5) failed = 12;
+        kt_data_end();
     }
     Kokkos::finalize();
     return failed;

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from parsers.fortran_calltree import procedure_facts
@@ -75,6 +76,7 @@ program p
 end program p
 """
 
+SIZED = r"\((\w+), size\((\w+), kind=c_size_t\) \* storage_size\((\w+)\) / 8\)"
 STEP = {"step": frozenset({1, 2})}  # step's array arguments: a and b (positions 1 and 2)
 
 
@@ -84,7 +86,12 @@ def _place(tmp_path: Path, main: str, translated: dict[str, frozenset[int]] = ST
     files = (tmp_path / "k.f90", tmp_path / "p.f90")
     units = [u for f in files for u in top_units(read(f, tmp_path, make_parser(), [], {})[1])]
     plan = plan_regions(procedure_facts(units), translated, set())
-    return place_regions(tmp_path / file, tmp_path, (tmp_path / file).read_text(), plan)
+    placed = place_regions(tmp_path / file, tmp_path, (tmp_path / file).read_text(), plan)
+    # each update names the array's bytes (none here is assumed-size); the tests read them as kt_update_host(a)
+    sized = list(re.finditer(SIZED, placed.text))
+    assert len(sized) == placed.text.count("call kt_update") and all(m[1] == m[2] == m[3] for m in sized)
+    placed.text = re.sub(SIZED, r"(\1)", placed.text)
+    return placed
 
 
 def test_a_region_around_the_loop_with_updates_only_where_host_code_touches_arrays(tmp_path: Path) -> None:
