@@ -367,7 +367,7 @@ def _update(side: str, name: str, assumed: frozenset[str]) -> str:
     are entries of their own; an assumed-size array has no size, so the entry holding its start)."""
     if name in assumed:
         return f"call kt_update_{side}({name})"
-    return f"call kt_update_{side}({name}, size({name}, kind=c_size_t) * storage_size({name}) / 8)"
+    return f"call kt_update_{side}_range({name}, size({name}, kind=c_size_t) * storage_size({name}) / 8)"
 
 
 def _touch(stmt: object, plan: RegionPlan, mapped: set[str]) -> tuple[set[str], set[str]]:

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import ctypes
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from targets.base import Rendered
-from targets.data_runtime import KOKKOS
+from targets.data_runtime import FORTRAN, KOKKOS
 from tests.kt_builds import project_library
 from validation import toolchains
 
@@ -89,3 +90,28 @@ def test_regions_nest_suspend_and_write_back_as_the_placement_expects(tmp_path: 
                 Rendered({"kokkos/scenario.cpp": SCENARIO}, "kokkos/scenario.cpp", "scenario", "kokkos")]
     lib = ctypes.CDLL(str(project_library("kokkos", rendered, tmp_path, "kt_runtime")))
     assert lib.scenario() == 0
+
+
+USES = """\
+subroutine host(n, a, b)
+  use kt_data
+  implicit none
+  integer, intent(in) :: n
+  double precision, intent(inout) :: a(n, *)
+  double precision, allocatable, intent(inout) :: b(:, :, :)
+  call kt_update_host(a)
+  call kt_update_host_range(b, size(b, kind=c_size_t) * storage_size(b) / 8)
+  b(1, 1, 1) = a(1, 1)
+  call kt_update_device_range(b, size(b, kind=c_size_t) * storage_size(b) / 8)
+  call kt_update_device(a)
+end subroutine host
+"""
+
+
+@pytest.mark.skipif(shutil.which("gfortran") is None, reason="needs gfortran")
+def test_the_fortran_interface_takes_arrays_of_any_rank_and_the_sizes_the_placement_writes(tmp_path: Path) -> None:
+    (tmp_path / "kt_data.f90").write_text(FORTRAN)
+    (tmp_path / "host.f90").write_text(USES)
+    done = subprocess.run(["gfortran", "-fsyntax-only", "kt_data.f90", "host.f90"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr

@@ -76,7 +76,7 @@ program p
 end program p
 """
 
-SIZED = r"\((\w+), size\((\w+), kind=c_size_t\) \* storage_size\((\w+)\) / 8\)"
+SIZED = r"_range\((\w+), size\((\w+), kind=c_size_t\) \* storage_size\((\w+)\) / 8\)"
 STEP = {"step": frozenset({1, 2})}  # step's array arguments: a and b (positions 1 and 2)
 
 

@@ -129,7 +129,7 @@ def test_the_example_program_migrates_and_a_wrong_translation_differs(tmp_path: 
     # (the region's buffers are copies even where device memory is the host's)
     main_file = folder / "kokkos" / "src" / "heat_main.f90"
     text = main_file.read_text()
-    update = "call kt_update_device(u, size(u, kind=c_size_t) * storage_size(u) / 8)"
+    update = "call kt_update_device_range(u, size(u, kind=c_size_t) * storage_size(u) / 8)"
     assert text.count(update) == 1
     main_file.write_text(text.replace(update, "continue"))
     assert rebuilt_verdicts()["files[0]"] is False
