@@ -37,6 +37,7 @@ import math
 import os
 import statistics
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -130,7 +131,11 @@ def _program(out_dir: Path, stem: str, mod: ModuleType) -> Any:
     sys.path.insert(0, str(REPO))
     from parsers.torch import load_program
 
-    return load_program(Path(mod.source.__file__), _sizes(out_dir, stem))
+    # the model file as ModelNew carries it, loaded from a file of its own
+    with tempfile.TemporaryDirectory(prefix="kt-bench-") as tmp:
+        path = Path(tmp) / f"{stem}.py"
+        path.write_text(mod._SOURCE_TEXT)
+        return load_program(path, _sizes(out_dir, stem))
 
 
 def _build(out_dir: Path, stem: str, mod: ModuleType, dry_run: bool, device: Any,

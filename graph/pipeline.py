@@ -9,6 +9,7 @@ the parsed kernels, the shared reference build) and is never checkpointed.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 import sys
 import threading
@@ -64,6 +65,8 @@ class WorkflowRun:
         self.torch_regions: dict[str, Any] = {}  # PyTorch regions (graph.pytorch_steps.TorchRegion) by name
         self._notes: dict[str, dict[str, list[str]]] = {}  # Rendered.notes by region and target
         self._model_new: dict[str, tuple[str | None, str | None]] = {}  # ModelNew file or why not
+        # writes ModelNew again: it carries the launcher, which an accepted agent answer replaces
+        self._emit_model_new: dict[str, Callable[[], tuple[str | None, str | None]]] = {}
         self._analysed: dict[str, ir.Kernel] = {}  # region -> kernel with its loops decided
         self._llm: Any = None  # graph.llm.LLMClient of the agent, made on first use
         self._started = time.monotonic()
@@ -286,11 +289,12 @@ class WorkflowRun:
             with self._lock:
                 self._notes.setdefault(name, {})[target] = list(rendered.notes)
             if target == "triton" and name in self.torch_regions:
-
-                made = emit_model_new(kernel, self.torch_regions[name].path, self.out_dir,
-                                      [*kernel.notes, *rendered.notes], rendered.symbol, self.torch_regions[name])
+                emit = functools.partial(emit_model_new, kernel, self.torch_regions[name].path, self.out_dir,
+                                         [*kernel.notes, *rendered.notes], rendered.symbol, self.torch_regions[name])
+                made = emit()
                 with self._lock:
                     self._model_new[name] = made
+                    self._emit_model_new[name] = emit
         return out
 
     # ------------------------------------------------------------ validate
@@ -420,6 +424,12 @@ class WorkflowRun:
             kernel = self.torch_regions[region["name"]].kernel
             with self._lock:
                 notes = dict(self._notes.get(region["name"], {}))
+                emit = self._emit_model_new.get(region["name"])
+            if emit is not None:  # the launcher as the run leaves it (an agent's answer may have replaced it)
+                made = emit()
+                with self._lock:
+                    self._model_new[region["name"]] = made
+            with self._lock:
                 model_file, why_not = self._model_new.get(region["name"], (None, "Triton was not rendered"))
             extra = {"ops": ops_entry(kernel, notes) if isinstance(kernel, ir.Kernel) else [],
                      "model_new": model_file, **({"model_new_reason": why_not} if why_not else {})}

@@ -1,14 +1,17 @@
 """``pytorch/<stem>_model.py``: a drop-in ``ModelNew`` for a PyTorch file.
 
-The generated module imports the user's file by path and subclasses its
-``Model``, overriding only ``forward``: the constructor signature and the
-parameters/buffers are Model's own, so ``ModelNew(*get_init_inputs())`` takes
-``load_state_dict(model.state_dict())``. ``forward(*inputs)`` allocates the
+The generated file stands on its own: it carries the user's model file and the generated
+Triton launcher (``triton/<stem>_triton.py``) as text and makes modules of them when it is
+loaded (registered with ``linecache``, so ``triton.jit`` and ``inspect`` find their source), so
+it works wherever it is copied and when exec'd from a string, as KernelBench's harness loads
+code. It subclasses the file's ``Model``, overriding only ``forward``: the constructor
+signature and the parameters/buffers are Model's own, so ``ModelNew(*get_init_inputs())``
+takes ``load_state_dict(model.state_dict())``. ``forward(*inputs)`` allocates the
 outputs (``torch.empty``), reads the dims from the input (or parameter) shapes,
-and calls the generated Triton launcher (``triton/<stem>_triton.py``, imported
-by path) with the kernel's parameters in order: inputs, parameters/buffers by
+and calls the launcher with the kernel's parameters in order: inputs, parameters/buffers by
 state_dict key, outputs, dims (docs/CONVENTIONS.md). It never calls the original
-forward nor torch compute ops on the data (``.contiguous()`` and allocation only).
+forward nor torch compute ops on the data (``.contiguous()`` and allocation only). It is
+inference-only: the kernels have no backward pass.
 
 ``model_new_class(base)`` builds the same subclass over any ``Model`` class (the
 validation and tests use it with a program loaded at small sizes).
@@ -36,7 +39,6 @@ without the frontend. This module also classifies ``Kernel.notes`` /
 from __future__ import annotations
 
 import ast
-import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -108,13 +110,6 @@ def _py(e: ir.Expr, names: dict[str, str]) -> str:
     if isinstance(e, ir.Call) and e.fn in ("min", "max", "abs"):
         return f"{e.fn}({', '.join(_py(a, names) for a in e.args)})"
     raise ModelNewError(f"cannot express extent {ir.expr_str(e)} in Python")
-
-
-def _rel(target: Path, start: Path) -> str:
-    try:
-        return Path(os.path.relpath(target.resolve(), start.resolve())).as_posix()
-    except ValueError:  # another drive
-        return target.resolve().as_posix()
 
 
 def _forward_body(kernel: ir.Kernel, symbol: str) -> list[str]:
@@ -231,7 +226,7 @@ def _equal(a: Any, b: Any) -> bool:
 
 def _refuse(name: str, got: Any, want: Any) -> None:
     raise ValueError(
-        f"ModelNew was generated for {{_SOURCE[1].name}} with constructor arguments {{_INIT_INPUTS!r}}; "
+        f"ModelNew was generated for {source_name} with constructor arguments {{_INIT_INPUTS!r}}; "
         f"'{{name}}' = {{got!r}} differs from {{want!r}}, and the generated kernels were captured with {{want!r}} "
         "(a hyperparameter such as a group count or an axis is built into them), so they would compute wrong "
         "results. Translate the file again with these arguments (sizes:/values: in workflows.yaml)."
@@ -246,7 +241,6 @@ def render_model_new(kernel: ir.Kernel, source: Path, out_dir: Path, notes: Sequ
     """The text of ``<out_dir>/pytorch/<stem>_model.py`` (module docstring)."""
 
     symbol = symbol or py_name(kernel.name.lower())
-    here = Path(out_dir) / "pytorch"
     body = _forward_body(kernel, symbol)
     ops = classify_ops(notes, kernel)
     if any("extern" in o["op"] and o["runs_as"] in ("generated kernel", "library call") for o in ops):
@@ -273,7 +267,8 @@ def render_model_new(kernel: ir.Kernel, source: Path, out_dir: Path, notes: Sequ
                                                  if size_args else "") + ".")
         if unchecked:
             head.append(f"# Not checked (not Python literals): arguments at positions {unchecked}.")
-    guard = _GUARD.format(init=init_text, size_args=repr(tuple(sorted(size_args))))
+    guard = _GUARD.format(init=init_text, size_args=repr(tuple(sorted(size_args))),
+                          source_name=source.name)
     if input_shapes is not None:
         shapes_text = repr([list(map(int, s)) for s in input_shapes])
         get_inputs = (f'getattr(source, "get_inputs", None) or (lambda: [torch.randn(*s) for s in {shapes_text}])')
@@ -281,41 +276,59 @@ def render_model_new(kernel: ir.Kernel, source: Path, out_dir: Path, notes: Sequ
         get_inputs = "source.get_inputs"
     get_init = ('getattr(source, "get_init_inputs", None) or (lambda: list(_INIT_INPUTS or []))'
                 if model_name != "Model" or input_shapes is not None else "source.get_init_inputs")
+    head.append("# Inference only: the kernels have no backward pass (use Model to train).")
+    launcher = Path(out_dir) / launcher_path(kernel)
+    source_text = Path(source).read_text() if Path(source).is_file() else ""
+    launcher_text = launcher.read_text() if launcher.is_file() else ""
     text = "\n".join(head) + f'''
 """ModelNew for {source.name}: Model's constructor and parameters, forward by generated Triton code."""
 
 from __future__ import annotations
 
-import importlib.util
 import inspect
+import linecache
 import sys
-from pathlib import Path
+import types
 from typing import Any
 
 import torch
 
-_HERE = Path(__file__).resolve().parent
-_SOURCE = [_HERE / {_rel(source, here)!r}, Path({str(Path(source).resolve())!r})]
-_LAUNCHER = [_HERE / {_rel(Path(out_dir) / launcher_path(kernel), here)!r}]
+# {source.name} as it was translated, and the generated launcher ({launcher_path(kernel)}): carried
+# here so that this file works wherever it is copied and when exec'd from a string
+_SOURCE_TEXT = {_literal(source_text)}
+_LAUNCHER_TEXT = {_literal(launcher_text)}
 
 
-def _load(name: str, candidates: list[Path]) -> Any:
-    for path in candidates:
-        if path.is_file():
-            spec = importlib.util.spec_from_file_location(name, path)
-            assert spec is not None and spec.loader is not None
-            module = importlib.util.module_from_spec(spec)
-            sys.modules[name] = module
-            spec.loader.exec_module(module)
-            return module
-    raise ImportError(f"none of {{', '.join(map(str, candidates))}} exists")
+def _module(name: str, filename: str, text: str) -> Any:
+    """A module made from ``text``, its lines registered as ``filename`` (triton.jit reads its source)."""
+    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+    module = types.ModuleType(name)
+    module.__file__ = filename
+    sys.modules[name] = module
+    exec(compile(text, filename, "exec"), module.__dict__)
+    return module
 
 
-source = _load("kt_source_{stem}", _SOURCE)
-_launch = getattr(_load("kt_triton_{stem}", _LAUNCHER), {symbol!r})
+source = _module("kt_source_{stem}", "<kernel-translate: {source.name}>", _SOURCE_TEXT)
+_launch = getattr(_module("kt_triton_{stem}", "<kernel-translate: {Path(launcher_path(kernel)).name}>", _LAUNCHER_TEXT),
+                  {symbol!r})
 {guard}
 
 
+'''
+    text += _TAIL.format(body=chr(10).join("            " + ln for ln in body), model_name=model_name,
+                         get_inputs=get_inputs, get_init=get_init)
+    return text
+
+
+def _literal(text: str) -> str:
+    """``text`` as a Python literal: a raw triple-quoted string where that says it exactly."""
+    if "\'\'\'" not in text and not text.endswith("\\") and "\r" not in text:
+        return "r\'\'\'" + text + "\'\'\'"
+    return repr(text)
+
+
+_TAIL = '''\
 def _tensor(module: torch.nn.Module, key: str) -> torch.Tensor:
     """The parameter or buffer with this state_dict key."""
     obj: Any = module
@@ -333,7 +346,7 @@ def model_new_class(base: type) -> type:
             super().__init__(*args, **kwargs)
 
         def forward(self, *inputs: Any) -> Any:
-{chr(10).join("            " + ln for ln in body)}
+{body}
 
     ModelNew.__qualname__ = "ModelNew"
     return ModelNew
@@ -344,7 +357,6 @@ ModelNew = model_new_class(Model)
 get_inputs = {get_inputs}
 get_init_inputs = {get_init}
 '''
-    return text
 
 
 def write_model_new(kernel: ir.Kernel, source: Path, out_dir: Path, notes: Sequence[str] = (),
