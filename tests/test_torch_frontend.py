@@ -417,3 +417,41 @@ def test_a_model_file_that_exits_is_an_error_not_the_end_of_the_run(tmp_path: Pa
                  "def get_init_inputs():\n    return []\n\n\nsys.exit(0)\n")
     with pytest.raises(ParseError, match=r"exits.py:18: executing the file called sys.exit\(0\)"):
         load_program(f, root=tmp_path)
+
+
+EINOPS_MLP = """\
+import torch
+import torch.nn as nn
+from einops import rearrange
+
+
+class Model(nn.Module):
+    def __init__(self, dim, hidden):
+        super().__init__()
+        self.fc1 = nn.Linear(dim, hidden)
+        self.fc2 = nn.Linear(hidden, dim)
+
+    def forward(self, x):
+        b = x.shape[0]
+        y = self.fc2(torch.relu(self.fc1(rearrange(x, "b t d -> (b t) d"))))
+        return rearrange(y, "(b t) d -> b t d", b=b)
+
+
+batch, seq, dim, hidden = 4, 8, 16, 32
+
+
+def get_inputs():
+    return [torch.randn(batch, seq, dim)]
+
+
+def get_init_inputs():
+    return [dim, hidden]
+"""
+
+
+def test_a_model_written_with_einops_lowers_and_matches(tmp_path: Path) -> None:
+    """Model code imports einops (the setup installs it); torch.export traces through rearrange."""
+    path = write(tmp_path, "mlp_einops", EINOPS_MLP)
+    kernel = lower(path, {"batch": 2, "seq": 3})
+    check(path, kernel, {"batch": 2, "seq": 3})
+    check(path, kernel, {"batch": 3, "seq": 5})
