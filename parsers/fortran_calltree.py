@@ -7,7 +7,7 @@ the routine runs, so it must never stay in a region's present table after it ret
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from fparser.two import Fortran2003 as F
 from fparser.two.utils import walk
@@ -35,6 +35,8 @@ class Routine:
     host: str | None = None  # the routine or program it is contained in
     used: frozenset[str] = frozenset()  # the names its statements mention (not its declarations)
     assumed: frozenset[str] = frozenset()  # its assumed-size arrays (``a(*)``, ``a(n, *)``): no size known
+    uses: tuple[tuple[str, frozenset[str] | None], ...] = ()  # the modules it USEs, with their ONLY lists
+    module: str | None = None  # the module it is a procedure of
 
     @property
     def outside(self) -> frozenset[str]:
@@ -59,6 +61,18 @@ class ProcedureFacts:
 
     routines: Mapping[str, Routine]
     module_arrays: Mapping[str, bool]
+    module_names: Mapping[str, frozenset[str]] = field(default_factory=dict)  # each module's names, its USEs' too
+
+    def visible(self, routine: str, name: str) -> bool:
+        """Whether ``name`` can be named in ``routine``: its own, its host's, or a module's it USEs."""
+        r: Routine | None = self.routines.get(routine)
+        while r is not None:
+            if name in (r.arrays or {}) or name in r.common or name in self.module_names.get(r.module or "", ()):
+                return True
+            if any((only is None or name in only) and name in self.module_names.get(m, ()) for m, only in r.uses):
+                return True
+            r = self.routines.get(r.host) if r.host else None
+        return False
 
     @property
     def names(self) -> Mapping[str, frozenset[str]]:
@@ -95,15 +109,45 @@ class ProcedureFacts:
 def procedure_facts(units: Iterable[object]) -> ProcedureFacts:
     routines: dict[str, Routine] = {}
     modules: dict[str, bool] = {}
+    declared: dict[str, set[str]] = {}
+    used: dict[str, list[str]] = {}
     for unit in units:
         if isinstance(unit, F.Module):
-            for name, array in _declarations(spec_part(unit))[0].items():
+            names = _declarations(spec_part(unit))[0]
+            for name, array in names.items():
                 modules[name] = modules.get(name, False) or array
+            declared[unit_name(unit)] = set(names) | {unit_name(c) for c in contained(unit)}
+            used[unit_name(unit)] = [m for m, _ in _uses(spec_part(unit))]
         _routines(unit, None, routines)
-    return ProcedureFacts(routines, modules)
+    return ProcedureFacts(routines, modules, {m: frozenset(_scope(m, declared, used, set())) for m in declared})
 
 
-def _routines(unit: object, host: str | None, out: dict[str, Routine]) -> None:
+def _scope(module: str, declared: Mapping[str, set[str]], used: Mapping[str, list[str]], seen: set[str]) -> set[str]:
+    """The names a module makes visible: its own and those of the modules it USEs."""
+    if module in seen:
+        return set()
+    seen.add(module)
+    out = set(declared.get(module, ()))
+    for m in used.get(module, ()):
+        out |= _scope(m, declared, used, seen)
+    return out
+
+
+def _uses(spec: object | None) -> list[tuple[str, frozenset[str] | None]]:
+    """The modules a specification part USEs, each with the local names its ONLY list gives."""
+    out: list[tuple[str, frozenset[str] | None]] = []
+    for stmt in getattr(spec, "children", ()) or ():
+        if isinstance(stmt, F.Use_Stmt):
+            only = stmt.items[4]
+            names = None if only is None else frozenset(
+                str(o.items[1] if isinstance(o, F.Rename) else o).lower() for o in getattr(only, "items", ()))
+            out.append((str(stmt.items[2]).lower(), names))
+    return out
+
+
+def _routines(unit: object, host: str | None, out: dict[str, Routine], module: str | None = None) -> None:
+    if isinstance(unit, F.Module):
+        module = unit_name(unit)
     if isinstance(unit, (F.Main_Program, *PROCEDURES)):
         name = unit_name(unit)
         kind = ("program" if isinstance(unit, F.Main_Program)
@@ -117,10 +161,11 @@ def _routines(unit: object, host: str | None, out: dict[str, Routine]) -> None:
         out[name] = Routine(name, kind, unit, frozenset(str(x).lower() for x in walk(unit, F.Name)),
                             frozenset(called), tuple(str(d).lower() for d in getattr(dummies, "items", ()) or ()),
                             arrays, common, saved, any(isinstance(s, F.Stop_Stmt) for s in walk(unit)), host,
-                            frozenset(str(x).lower() for x in walk(statements, F.Name)), assumed)
+                            frozenset(str(x).lower() for x in walk(statements, F.Name)), assumed,
+                            tuple(_uses(spec_part(unit))), module)
         host = name
     for c in contained(unit):
-        _routines(c, host, out)
+        _routines(c, host, out, module)
 
 
 def _declarations(spec: object | None) -> tuple[dict[str, bool], frozenset[str], frozenset[str] | None]:

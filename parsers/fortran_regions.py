@@ -294,7 +294,7 @@ def _header(construct: object) -> object:
     return next(c for c in construct.children if not isinstance(c, F.Comment))  # type: ignore[attr-defined]
 
 
-def _pieces(node: object, plan: RegionPlan) -> list[object]:
+def _pieces(node: object, plan: RegionPlan, routine: str) -> list[object]:
     """The host code in ``node``, in order: statements, and DO loops that call no translation
     (and cannot leave early) as one piece each."""
     out: list[object] = []
@@ -302,12 +302,12 @@ def _pieces(node: object, plan: RegionPlan) -> list[object]:
         if c is None or isinstance(c, (str, F.Comment)):
             continue
         if isinstance(c, DO_CONSTRUCTS) and not plan.busy(c) and not _suspends(c, plan) and \
-                _jumps_out(c) == (set(), False):
+                _jumps_out(c) == (set(), False) and not any(_hidden(x, plan, routine) for x in _statements(c)):
             out.append(c)
         elif getattr(c, "item", None) is not None:
             out.append(c)
         else:
-            out += _pieces(c, plan)
+            out += _pieces(c, plan, routine)
     return out
 
 
@@ -327,7 +327,7 @@ def _suspends(node: object, plan: RegionPlan) -> bool:
 
 def _updates_in(node: object, plan: RegionPlan, routine: str, mapped: set[str], skip: object = None) -> list[Edit]:
     edits: list[Edit] = []
-    for piece in _pieces(node, plan):
+    for piece in _pieces(node, plan, routine):
         if piece is not skip:
             edits += _updates(piece, plan, routine, mapped, node)
     return edits
@@ -338,7 +338,7 @@ def _updates(piece: object, plan: RegionPlan, routine: str, mapped: set[str], sc
     if isinstance(piece, ENDS):
         return []
     construct = isinstance(piece, DO_CONSTRUCTS)
-    if not construct and _suspends(piece, plan):
+    if not construct and (_suspends(piece, plan) or _hidden(piece, plan, routine)):
         return _suspended_around(piece)
     touched: set[str] = set()
     written: set[str] = set()
@@ -368,6 +368,18 @@ def _update(side: str, name: str, assumed: frozenset[str]) -> str:
     if name in assumed:
         return f"call kt_update_{side}({name})"
     return f"call kt_update_{side}_range({name}, size({name}, kind=c_size_t) * storage_size({name}) / 8)"
+
+
+def _hidden(stmt: object, plan: RegionPlan, routine: str) -> bool:
+    """Whether ``stmt`` calls host code touching mapped arrays that cannot be named here (module
+    variables this routine does not USE): their updates cannot go around the call."""
+    if isinstance(stmt, ENDS) or (isinstance(stmt, F.Call_Stmt) and str(stmt.items[0]).lower() in plan.passes):
+        return False
+    for callee in _names_outside(stmt, plan) & plan.facts.routines.keys():
+        reached = plan.facts.reach(callee)[0] & plan.mapped
+        if any(not plan.facts.visible(routine, n) for n in reached):
+            return True
+    return False
 
 
 def _touch(stmt: object, plan: RegionPlan, mapped: set[str]) -> tuple[set[str], set[str]]:

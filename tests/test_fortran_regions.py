@@ -158,3 +158,36 @@ def test_unsafe_loops_get_no_region_and_say_why(tmp_path: Path) -> None:
     assert labelled.regions == [] and "label" in labelled.refused[0]
     none = _place(tmp_path, MAIN, {"other": frozenset()})
     assert none.regions == [] and none.text == MAIN
+
+
+STATE = """\
+module state
+  implicit none
+  double precision :: g(10)
+end module state
+subroutine bump()
+  use state
+  implicit none
+  g = g + 1.0d0
+end subroutine bump
+"""
+
+
+def test_host_code_touching_module_arrays_the_caller_cannot_name_suspends_the_region(tmp_path: Path) -> None:
+    """``bump`` writes the module array ``g`` a translation takes; where the main program does not
+    USE that module it cannot name ``g`` in an update, so the region is suspended around the call."""
+    (tmp_path / "state.f90").write_text(STATE)
+    (tmp_path / "k.f90").write_text(KERNELS)
+    main = MAIN.replace("    call show(n, a)\n", "    call bump()\n")
+    seen = main.replace("  use k\n", "  use k\n  use state\n")
+    placed = {}
+    for name, text in (("unseen", main), ("seen", seen)):
+        (tmp_path / "p.f90").write_text(text)
+        files = (tmp_path / "state.f90", tmp_path / "k.f90", tmp_path / "p.f90")
+        units = [u for f in files for u in top_units(read(f, tmp_path, make_parser(), [], {})[1])]
+        plan = plan_regions(procedure_facts(units), STEP, {"g"})
+        placed[name] = place_regions(tmp_path / "p.f90", tmp_path, text, plan).text
+    assert "    call kt_data_suspend()\n    call bump()\n    call kt_data_resume()\n" in placed["unseen"]
+    assert "kt_data_suspend" not in placed["seen"]
+    assert re.search(r"call kt_update_host_range\(g, .*\n    call bump\(\)\n    call kt_update_device_range\(g, ",
+                     placed["seen"])
