@@ -48,6 +48,7 @@ DO_CONSTRUCTS = (F.Block_Nonlabel_Do_Construct, F.Block_Label_Do_Construct)
 LEAVES = (F.Goto_Stmt, F.Computed_Goto_Stmt, F.Return_Stmt, F.Stop_Stmt, F.Arithmetic_If_Stmt)
 HEADERS = (F.Nonlabel_Do_Stmt, F.Label_Do_Stmt, F.If_Then_Stmt, F.Else_If_Stmt, F.Select_Case_Stmt,
            F.Case_Stmt, F.Where_Construct_Stmt, F.Masked_Elsewhere_Stmt)
+SIZE_NAMES = ("size", "storage_size", "c_size_t")  # what a sized update names besides the array
 ENDS = (F.End_Do_Stmt, F.End_If_Stmt, F.Else_Stmt, F.End_Select_Stmt, F.Continue_Stmt, F.Cycle_Stmt, F.Exit_Stmt)
 Edit = tuple[int, int, int, list[str]]  # replace lines first..last by statements indented as line anchor
 
@@ -358,13 +359,16 @@ def _updates(piece: object, plan: RegionPlan, routine: str, mapped: set[str], sc
     if isinstance(stmt, HEADERS) and not construct:  # before the construct it opens: the condition is read there
         first = _first(_parent_construct(stmt, scope))
     assumed = plan.facts.routines[routine].assumed if routine in plan.facts.routines else frozenset()
+    if any(plan.facts.visible(routine, n) for n in SIZE_NAMES):  # a variable hides the intrinsic (NPB EP's size)
+        assumed = frozenset(touched | written)
     return [e for e in ((first, first - 1, first, [_update("host", n, assumed) for n in sorted(touched)]),
                         (last + 1, last, first, [_update("device", n, assumed) for n in sorted(written)])) if e[3]]
 
 
 def _update(side: str, name: str, assumed: frozenset[str]) -> str:
     """The update of array ``name`` (all its bytes: parts of it passed to translations one by one
-    are entries of their own; an assumed-size array has no size, so the entry holding its start)."""
+    are entries of their own; where the size cannot be written, an assumed-size array or a
+    variable named like the intrinsics, the entry holding its start)."""
     if name in assumed:
         return f"call kt_update_{side}({name})"
     return f"call kt_update_{side}_range({name}, size({name}, kind=c_size_t) * storage_size({name}) / 8)"

@@ -191,3 +191,14 @@ def test_host_code_touching_module_arrays_the_caller_cannot_name_suspends_the_re
     assert "kt_data_suspend" not in placed["seen"]
     assert re.search(r"call kt_update_host_range\(g, .*\n    call bump\(\)\n    call kt_update_device_range\(g, ",
                      placed["seen"])
+
+
+def test_a_variable_named_size_keeps_the_updates_to_the_entry_form(tmp_path: Path) -> None:
+    """NPB EP declares ``character*15 size``: the sized form would not compile there."""
+    (tmp_path / "k.f90").write_text(KERNELS)
+    main = MAIN.replace("  integer :: it\n", "  integer :: it\n  character(len=15) :: size\n")
+    (tmp_path / "p.f90").write_text(main)
+    units = [u for f in (tmp_path / "k.f90", tmp_path / "p.f90")
+             for u in top_units(read(f, tmp_path, make_parser(), [], {})[1])]
+    text = place_regions(tmp_path / "p.f90", tmp_path, main, plan_regions(procedure_facts(units), STEP, set())).text
+    assert "    call kt_update_host(a)\n    call show(n, a)\n" in text and "_range" not in text
