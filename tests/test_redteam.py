@@ -69,12 +69,13 @@ TRITON = {
                           "import statistics\nimport torch\nstatistics.median = lambda xs: 0.0"), "rejected",
                       "statistics"),
     # the sorted trial catches it when the random trials hit inside the first block; with a secret
-    # seed a random trial may catch it first, so the reason names the mismatch, not the trial
+    # seed a random trial may find it first, so the reason names the mismatch, not the trial
     "one-block": (CORRECT.replace("    for start in range(0, n, BLOCK):\n", "    for start in range(0, 1):\n")
                   .replace("BLOCK=block", "BLOCK=32"), "failed", "integers must match exactly"),
+    # the near-ties trial is made for it; a secret-seeded random trial may find it first
     "fp16-compare": (CORRECT.replace("hit = (offs < n) & (x > t)",
                                      "hit = (offs < n) & (x.to(tl.float16) > tl.full([BLOCK], t, tl.float32)"
-                                     ".to(tl.float16))"), "failed", "near ties"),
+                                     ".to(tl.float16))"), "failed", "integers must match exactly"),
     "tamper-sitecustomize": (_py(f"    open('{REPO}/sitecustomize.py', 'w').write('import os')\n"
                                  "    return {'result': n + 1}"), "rejected", "open"),
 }

@@ -351,3 +351,19 @@ end subroutine""", "t.f90", fixed_form=False).kernels
     for seed in range(6):
         seen |= set(make_case(k, {"n": 4}, {}, {}, seed).arrays["flags"].tolist())
     assert seen == {0, 1}
+
+
+def test_the_near_ties_trial_makes_every_half_precision_comparison_a_tie() -> None:
+    """What the red-team's fp16-compare family relies on whichever trial finds it first: on the
+    near-ties inputs the float comparisons ``x > t`` differ from element to element while in half
+    precision every one is a tie, so a kernel comparing in fp16 answers differently."""
+    from validation.stress import near_ties
+
+    f64, i32 = ir.DType.F64, ir.DType.I32
+    kernel = ir.Kernel("ifirst", (ir.Scalar("n", i32), ir.Array("x", f64, (v("n"),)), ir.Scalar("t", f64)),
+                       (), (), ir.Origin("search.f", 1), result=i32)
+    case = near_ties(kernel, make_case(kernel, {"n": 200}, {}, {}, seed=7), {})
+    x, t = case.arrays["x"], float(case.scalars["t"])
+    exact = x > t
+    assert exact.any() and not exact.all()
+    assert not (x.astype(np.float16) > np.float16(t)).any()
