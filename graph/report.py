@@ -225,8 +225,9 @@ def program_markdown(program: dict[str, Any]) -> str:
     for target, info in program.get("targets", {}).items():
         data = info.get("data") or {}
         if data.get("regions"):
+            through = f"; they stay open through {', '.join(data['through'])}" if data.get("through") else ""
             lines.append(f"- {target}: data regions at {', '.join(data['regions'])} "
-                         f"({data.get('updates', 0)} update calls in them)")
+                         f"({data.get('updates', 0)} update calls{through})")
         for why in data.get("refused", []):
             lines.append(f"- {target}: {why}")
     for target, info in program.get("targets", {}).items():

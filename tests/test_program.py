@@ -150,3 +150,16 @@ def test_the_example_program_migrates_and_a_wrong_translation_differs(tmp_path: 
     assert verdicts["expect[0]"]  # a line the run prints whatever its numbers: not enough on its own
     failed = ctest()
     assert failed.returncode != 0 and "diffuse_kokkos" in failed.stdout and "unew[" in failed.stdout
+
+
+def test_the_report_names_the_regions_the_drivers_they_stay_open_through_and_the_suspensions() -> None:
+    from graph.report import program_markdown
+
+    data = {"regions": ["BT/bt.f:150"], "updates": 0, "through": ["adi"],
+            "refused": ["verify: regions are suspended around its calls: it passes its local array xce to error_norm"]}
+    text = program_markdown({"name": "bt", "status": "matched", "original": {"ran": True, "seconds": 0.04},
+                             "targets": {"kokkos": {"status": "matched", "seconds": 0.1, "replaced": ["add"],
+                                                    "data": data, "checks": []}}})
+    assert "## Program `bt`: matched" in text
+    assert "- kokkos: data regions at BT/bt.f:150 (0 update calls; they stay open through adi)" in text
+    assert "- kokkos: verify: regions are suspended around its calls" in text
