@@ -455,3 +455,42 @@ def test_a_model_written_with_einops_lowers_and_matches(tmp_path: Path) -> None:
     kernel = lower(path, {"batch": 2, "seq": 3})
     check(path, kernel, {"batch": 2, "seq": 3})
     check(path, kernel, {"batch": 3, "seq": 5})
+
+
+DROPOUT_BN = """\
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.fc = nn.Linear(dim, dim)
+        self.drop = nn.Dropout(p=0.0)
+        self.bn = nn.BatchNorm1d(dim)
+
+    def forward(self, x):
+        return self.bn(self.drop(torch.relu(self.fc(x))))
+
+
+batch, dim = 8, 16
+
+
+def get_inputs():
+    return [torch.randn(batch, dim)]
+
+
+def get_init_inputs():
+    return [dim]
+"""
+
+
+def test_dropout_without_probability_and_eval_mode_batch_norm_fold_away(tmp_path: Path) -> None:
+    """Whole models carry layers that do nothing at inference: no dropout op reaches the IR, and
+    batch norm uses its running statistics (buffers), as Model.eval() computes."""
+    path = write(tmp_path, "dropout_bn", DROPOUT_BN)
+    kernel = lower(path, {"batch": 4, "dim": 6})
+    assert not any("dropout" in ir.dump(s).lower() for s in kernel.body)
+    assert {p.binding for p in kernel.params} >= {"param:bn.running_mean", "param:bn.running_var"}
+    check(path, kernel, {"batch": 4, "dim": 6})
+    check(path, kernel, {"batch": 5, "dim": 9})
