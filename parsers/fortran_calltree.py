@@ -6,8 +6,9 @@ the routine runs, so it must never stay in a region's present table after it ret
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from fparser.two import Fortran2003 as F
 from fparser.two.utils import walk
@@ -28,7 +29,7 @@ class Routine:
     names: frozenset[str]
     calls: frozenset[str]
     dummies: tuple[str, ...] = ()
-    arrays: Mapping[str, bool] | None = None
+    arrays: Mapping[str, bool] = field(default_factory=dict)
     common: frozenset[str] = frozenset()
     saved: frozenset[str] | None = None  # None: everything (a bare SAVE)
     stops: bool = False
@@ -41,7 +42,7 @@ class Routine:
     @property
     def outside(self) -> frozenset[str]:
         """The names it mentions that are not its own: module, COMMON and host variables."""
-        own = {n for n in (self.arrays or {}) if n not in self.common} | set(self.dummies)
+        own = {n for n in self.arrays if n not in self.common} | set(self.dummies)
         return frozenset(self.names - own)
 
     def ignores(self, position: int) -> bool:
@@ -50,7 +51,7 @@ class Routine:
 
     def local(self, name: str) -> bool:
         """Whether ``name`` is a local variable that lives only while the routine runs."""
-        return (self.kind != "program" and name in (self.arrays or {}) and name not in self.dummies
+        return (self.kind != "program" and name in self.arrays and name not in self.dummies
                 and name not in self.common and self.saved is not None and name not in self.saved)
 
 
@@ -63,34 +64,41 @@ class ProcedureFacts:
     module_arrays: Mapping[str, bool]
     module_names: Mapping[str, frozenset[str]] = field(default_factory=dict)  # each module's names, its USEs' too
 
+    def _chain(self, routine: str) -> Iterator[Routine]:
+        """``routine`` and the routines or program it is contained in, innermost first."""
+        r = self.routines.get(routine)
+        while r is not None:
+            yield r
+            r = self.routines.get(r.host) if r.host else None
+
     def visible(self, routine: str, name: str) -> bool:
         """Whether ``name`` can be named in ``routine``: its own, its host's, or a module's it USEs."""
-        r: Routine | None = self.routines.get(routine)
-        while r is not None:
-            if name in (r.arrays or {}) or name in r.common or name in self.module_names.get(r.module or "", ()):
+        for r in self._chain(routine):
+            if name in r.arrays or name in r.common or name in self.module_names.get(r.module or "", ()):
                 return True
             if any((only is None or name in only) and name in self.module_names.get(m, ()) for m, only in r.uses):
                 return True
-            r = self.routines.get(r.host) if r.host else None
         return False
 
-    @property
-    def names(self) -> Mapping[str, frozenset[str]]:
-        return {n: r.names for n, r in self.routines.items()}
+    @cached_property
+    def _reached(self) -> dict[str, tuple[frozenset[str], frozenset[str]]]:
+        return {}  # filled by reach: each routine's call tree is walked once
 
-    def reach(self, routine: str) -> tuple[set[str], set[str]]:
+    def reach(self, routine: str) -> tuple[frozenset[str], frozenset[str]]:
         """Every name not their own that ``routine`` and its callees mention, and every routine they call."""
-        names: set[str] = set()
-        seen: set[str] = set()
-        todo = [routine]
-        while todo:
-            r = todo.pop()
-            if r in seen or r not in self.routines:
-                continue
-            seen.add(r)
-            names |= self.routines[r].outside
-            todo += [c for c in self.routines[r].calls if c in self.routines]
-        return names, seen
+        if routine not in self._reached:
+            names: set[str] = set()
+            seen: set[str] = set()
+            todo = [routine]
+            while todo:
+                r = todo.pop()
+                if r in seen or r not in self.routines:
+                    continue
+                seen.add(r)
+                names |= self.routines[r].outside
+                todo += self.routines[r].calls
+            self._reached[routine] = (frozenset(names), frozenset(seen))
+        return self._reached[routine]
 
     def recursive(self, routine: str) -> bool:
         return any(routine in self.reach(c)[1] for c in self.routines[routine].calls if c in self.routines)
@@ -98,11 +106,9 @@ class ProcedureFacts:
     def is_array(self, routine: str, name: str) -> bool | None:
         """Whether ``name`` is an array where ``routine`` uses it (its own declarations, its
         host's, then the modules'); None where nothing declares it."""
-        r: Routine | None = self.routines.get(routine)
-        while r is not None:
-            if r.arrays and name in r.arrays:
+        for r in self._chain(routine):
+            if name in r.arrays:
                 return r.arrays[name]
-            r = self.routines.get(r.host) if r.host else None
         return self.module_arrays.get(name)
 
 

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 from fparser.two import Fortran2003 as F
@@ -70,14 +71,14 @@ class RegionPlan:
     mapped: frozenset[str]
     opaque: Mapping[str, str]
 
-    @property
+    @cached_property
     def passes(self) -> Translated:
+        """The routines that take arrays into the region: translated and transparent ones."""
         return {**self.translated, **self.transparent}
 
     def busy(self, node: object) -> bool:
         """Whether ``node`` calls a translated or a transparent routine."""
-        passes = self.passes
-        return any(str(c.items[0]).lower() in passes for c in walk(node, CALLS))
+        return any(str(c.items[0]).lower() in self.passes for c in walk(node, CALLS))
 
     def reaches(self, routine: str) -> bool:
         """Whether a routine of the program that is neither translated nor transparent leads to a translation."""
@@ -104,7 +105,7 @@ def plan_regions(facts: ProcedureFacts, translated: Translated, globals_: Iterab
             opaque[n] = "it can STOP (the device's data would not be written back)"
     while True:
         transparent = {n: frozenset(k for k, d in enumerate(facts.routines[n].dummies)
-                                    if (facts.routines[n].arrays or {}).get(d)) for n in candidates if n not in opaque}
+                                    if facts.routines[n].arrays.get(d)) for n in candidates if n not in opaque}
         plan = RegionPlan(facts, translated, transparent, _mapped(facts, {**translated, **transparent}, globals_),
                           opaque)
         found = {n: why for n in transparent if (why := _opaque(plan, n))}
@@ -319,7 +320,7 @@ def _suspends(node: object, plan: RegionPlan) -> bool:
         callee = str(call.items[0]).lower()
         if callee in plan.translated:
             continue
-        if plan.reaches(callee) and callee in plan.facts.routines:
+        if plan.reaches(callee):
             return True
         if callee in plan.transparent and any(_section(a) or _component(a) for a in actual_arguments(call)):
             return True
@@ -358,49 +359,58 @@ def _updates(piece: object, plan: RegionPlan, routine: str, mapped: set[str], sc
     first, last = (_first(piece), _last(piece)) if construct else stmt.item.span
     if isinstance(stmt, HEADERS) and not construct:  # before the construct it opens: the condition is read there
         first = _first(_parent_construct(stmt, scope))
+    hidden = any(plan.facts.visible(routine, n) for n in SIZE_NAMES)  # a variable hides them (NPB EP's size)
     assumed = plan.facts.routines[routine].assumed if routine in plan.facts.routines else frozenset()
-    if any(plan.facts.visible(routine, n) for n in SIZE_NAMES):  # a variable hides the intrinsic (NPB EP's size)
-        assumed = frozenset(touched | written)
-    return [e for e in ((first, first - 1, first, [_update("host", n, assumed) for n in sorted(touched)]),
-                        (last + 1, last, first, [_update("device", n, assumed) for n in sorted(written)])) if e[3]]
+
+    def update(side: str, name: str) -> str:
+        return _update(side, name, sized=not hidden and name not in assumed)
+
+    return [e for e in ((first, first - 1, first, [update("host", n) for n in sorted(touched)]),
+                        (last + 1, last, first, [update("device", n) for n in sorted(written)])) if e[3]]
 
 
-def _update(side: str, name: str, assumed: frozenset[str]) -> str:
-    """The update of array ``name`` (all its bytes: parts of it passed to translations one by one
-    are entries of their own; where the size cannot be written, an assumed-size array or a
-    variable named like the intrinsics, the entry holding its start)."""
-    if name in assumed:
-        return f"call kt_update_{side}({name})"
-    return f"call kt_update_{side}_range({name}, size({name}, kind=c_size_t) * storage_size({name}) / 8)"
+def _update(side: str, name: str, sized: bool) -> str:
+    """The update of array ``name``: all its bytes (parts of it passed to translations one by one
+    are entries of their own), or where its size cannot be written (an assumed-size array, a
+    variable named like the intrinsics) the entry holding its start."""
+    if sized:
+        return f"call kt_update_{side}_range({name}, size({name}, kind=c_size_t) * storage_size({name}) / 8)"
+    return f"call kt_update_{side}({name})"
+
+
+def _callees_business(stmt: object, plan: RegionPlan) -> bool:
+    """Whether ``stmt`` needs no updates of its own: an end of a construct, or a call of a
+    translated or transparent routine (which follow their arrays themselves)."""
+    return isinstance(stmt, ENDS) or (isinstance(stmt, F.Call_Stmt) and str(stmt.items[0]).lower() in plan.passes)
+
+
+def _host_reach(names: set[str], plan: RegionPlan) -> frozenset[str]:
+    """The names not their own that the host routines among ``names`` (a statement's), and their
+    callees, mention (the globals they may touch)."""
+    out: frozenset[str] = frozenset()
+    for callee in names & plan.facts.routines.keys():
+        out |= plan.facts.reach(callee)[0]
+    return out
 
 
 def _hidden(stmt: object, plan: RegionPlan, routine: str) -> bool:
     """Whether ``stmt`` calls host code touching mapped arrays that cannot be named here (module
     variables this routine does not USE): their updates cannot go around the call."""
-    if isinstance(stmt, ENDS) or (isinstance(stmt, F.Call_Stmt) and str(stmt.items[0]).lower() in plan.passes):
-        return False
-    for callee in _names_outside(stmt, plan) & plan.facts.routines.keys():
-        reached = plan.facts.reach(callee)[0] & plan.mapped
-        if any(not plan.facts.visible(routine, n) for n in reached):
-            return True
-    return False
+    return not _callees_business(stmt, plan) and \
+        any(not plan.facts.visible(routine, n) for n in _host_reach(_names_outside(stmt, plan), plan) & plan.mapped)
 
 
 def _touch(stmt: object, plan: RegionPlan, mapped: set[str]) -> tuple[set[str], set[str]]:
     """The mapped arrays one statement may read or write, and those it may write."""
-    if isinstance(stmt, ENDS) or (isinstance(stmt, F.Call_Stmt) and str(stmt.items[0]).lower() in plan.passes):
+    if _callees_business(stmt, plan):
         return set(), set()
     names = _names_outside(stmt, plan)
-    touched = names & mapped
-    written: set[str] = set()
-    for routine in names & plan.facts.routines.keys():  # host code of the program reaching no translation
-        reached, _ = plan.facts.reach(routine)
-        touched |= reached & mapped
-        written |= reached & mapped
+    reached = _host_reach(names, plan) & mapped  # host code of the program reaching no translation
+    touched = (names & mapped) | reached
     if isinstance(stmt, HEADERS):
-        return touched, written
+        return touched, set(reached)
     if isinstance(stmt, F.Assignment_Stmt):
-        return touched, written | ({str(n).lower() for n in walk(stmt.items[0], F.Name)} & mapped)
+        return touched, reached | ({str(n).lower() for n in walk(stmt.items[0], F.Name)} & mapped)
     return touched, touched  # READ, a call, an IF holding one: whatever it names may be written
 
 

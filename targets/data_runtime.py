@@ -100,6 +100,17 @@ void write_back(const char* host, Entry& e) {
     e.device_newer = false;
 }
 
+// the device buffer made a copy of the host array again
+void refresh(const char* host, Entry& e) {
+    copy(const_cast<char*>(host), e, true);
+    e.device_newer = false;
+}
+
+// whether the entry for the host array at start shares a byte with [p, p + bytes)
+bool overlaps(const char* start, const Entry& e, const char* p, std::size_t bytes) {
+    return start < p + bytes && p < start + e.bytes;
+}
+
 }  // namespace
 
 extern "C" void* kt_present(const void* host, std::size_t bytes, int writes) {
@@ -110,7 +121,7 @@ extern "C" void* kt_present(const void* host, std::size_t bytes, int writes) {
     if (it == r.entries.end()) {
         // an array that overlaps others (a section, an EQUIVALENCE): theirs written back, dropped
         for (auto o = r.entries.begin(); o != r.entries.end();) {
-            if (o->first < p + bytes && p < o->first + o->second.bytes) {
+            if (overlaps(o->first, o->second, p, bytes)) {
                 write_back(o->first, o->second);
                 release(o->second);
                 o = r.entries.erase(o);
@@ -197,9 +208,7 @@ extern "C" void kt_update_host(const void* host) {
 
 extern "C" void kt_update_device(const void* host) {
     auto it = holding(static_cast<const char*>(host), 1);
-    if (it == region().entries.end()) return;
-    copy(const_cast<char*>(it->first), it->second, true);
-    it->second.device_newer = false;
+    if (it != region().entries.end()) refresh(it->first, it->second);
 }
 
 // the whole of [host, host + bytes): every array passed to translations inside it (parts of
@@ -207,17 +216,14 @@ extern "C" void kt_update_device(const void* host) {
 extern "C" void kt_update_host_range(const void* host, std::size_t bytes) {
     const char* p = static_cast<const char*>(host);
     for (auto& [start, e] : region().entries) {
-        if (start < p + bytes && p < start + e.bytes) write_back(start, e);
+        if (overlaps(start, e, p, bytes)) write_back(start, e);
     }
 }
 
 extern "C" void kt_update_device_range(const void* host, std::size_t bytes) {
     const char* p = static_cast<const char*>(host);
     for (auto& [start, e] : region().entries) {
-        if (start < p + bytes && p < start + e.bytes) {
-            copy(const_cast<char*>(start), e, true);
-            e.device_newer = false;
-        }
+        if (overlaps(start, e, p, bytes)) refresh(start, e);
     }
 }
 """

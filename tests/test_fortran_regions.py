@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 from parsers.fortran_calltree import procedure_facts
-from parsers.fortran_regions import place_regions, plan_regions
+from parsers.fortran_regions import RegionPlan, place_regions, plan_regions
 from parsers.fortran_units import make_parser, read, top_units
 
 KERNELS = """\
@@ -80,12 +80,17 @@ SIZED = r"_range\((\w+), size\((\w+), kind=c_size_t\) \* storage_size\((\w+)\) /
 STEP = {"step": frozenset({1, 2})}  # step's array arguments: a and b (positions 1 and 2)
 
 
+def _plan(tmp_path: Path, files: tuple[str, ...], translated: dict[str, frozenset[int]] = STEP,
+          globals_: frozenset[str] = frozenset()) -> RegionPlan:
+    """The region plan of the program made of ``files`` (names under ``tmp_path``)."""
+    units = [u for f in files for u in top_units(read(tmp_path / f, tmp_path, make_parser(), [], {})[1])]
+    return plan_regions(procedure_facts(units), translated, globals_)
+
+
 def _place(tmp_path: Path, main: str, translated: dict[str, frozenset[int]] = STEP, file: str = "p.f90"):  # noqa: ANN202
     (tmp_path / "k.f90").write_text(KERNELS)
     (tmp_path / "p.f90").write_text(main)
-    files = (tmp_path / "k.f90", tmp_path / "p.f90")
-    units = [u for f in files for u in top_units(read(f, tmp_path, make_parser(), [], {})[1])]
-    plan = plan_regions(procedure_facts(units), translated, set())
+    plan = _plan(tmp_path, ("k.f90", "p.f90"), translated)
     placed = place_regions(tmp_path / file, tmp_path, (tmp_path / file).read_text(), plan)
     # each update names the array's bytes (none here is assumed-size); the tests read them as kt_update_host(a)
     sized = list(re.finditer(SIZED, placed.text))
@@ -126,8 +131,7 @@ def test_a_routine_passing_a_local_array_to_a_translation_suspends_the_region(tm
     placed = _place(tmp_path, MAIN.replace("    call show(n, a)\n", "    call scratch(n, a)\n"))
     assert "    call kt_data_suspend()\n    call scratch(n, a)\n    call kt_data_resume()\n" in placed.text
     assert "scratch: regions are suspended" not in placed.refused  # the plan says why, not the file
-    units = [u for f in (tmp_path / "k.f90",) for u in top_units(read(f, tmp_path, make_parser(), [], {})[1])]
-    plan = plan_regions(procedure_facts(units), STEP, set())
+    plan = _plan(tmp_path, ("k.f90",))
     assert plan.opaque == {"scratch": "it passes its local array w to step"}
     assert set(plan.transparent) == {"both", "drive"} and plan.transparent["drive"] == frozenset({1, 2})
 
@@ -183,9 +187,7 @@ def test_host_code_touching_module_arrays_the_caller_cannot_name_suspends_the_re
     placed = {}
     for name, text in (("unseen", main), ("seen", seen)):
         (tmp_path / "p.f90").write_text(text)
-        files = (tmp_path / "state.f90", tmp_path / "k.f90", tmp_path / "p.f90")
-        units = [u for f in files for u in top_units(read(f, tmp_path, make_parser(), [], {})[1])]
-        plan = plan_regions(procedure_facts(units), STEP, {"g"})
+        plan = _plan(tmp_path, ("state.f90", "k.f90", "p.f90"), globals_=frozenset({"g"}))
         placed[name] = place_regions(tmp_path / "p.f90", tmp_path, text, plan).text
     assert "    call kt_data_suspend()\n    call bump()\n    call kt_data_resume()\n" in placed["unseen"]
     assert "kt_data_suspend" not in placed["seen"]
@@ -198,7 +200,5 @@ def test_a_variable_named_size_keeps_the_updates_to_the_entry_form(tmp_path: Pat
     (tmp_path / "k.f90").write_text(KERNELS)
     main = MAIN.replace("  integer :: it\n", "  integer :: it\n  character(len=15) :: size\n")
     (tmp_path / "p.f90").write_text(main)
-    units = [u for f in (tmp_path / "k.f90", tmp_path / "p.f90")
-             for u in top_units(read(f, tmp_path, make_parser(), [], {})[1])]
-    text = place_regions(tmp_path / "p.f90", tmp_path, main, plan_regions(procedure_facts(units), STEP, set())).text
+    text = place_regions(tmp_path / "p.f90", tmp_path, main, _plan(tmp_path, ("k.f90", "p.f90"))).text
     assert "    call kt_update_host(a)\n    call show(n, a)\n" in text and "_range" not in text

@@ -12,34 +12,32 @@ from __future__ import annotations
 from dataclasses import replace
 
 from translate import ir
-from translate.irquery import fresh_name
+from translate.irquery import arrays_written, fresh_name
 
 
 def hoist_bound_loads(kernel: ir.Kernel) -> ir.Kernel:
     """``kernel`` with the array elements its loop bounds read made locals read at its start."""
-    written = _written_arrays(kernel)
+    # arrays stored to, a library operation's outputs, and what host calls may change
+    nodes = [n for s in kernel.body for n in ir.walk(s)]
+    written = arrays_written(kernel.body) | {w for n in nodes if isinstance(n, ir.HostCall) for w in n.writes}
     arrays = {d.name: d for d in kernel.params + kernel.locals if isinstance(d, ir.Array)}
-    found: dict[ir.Load, None] = {}
-    for s in kernel.body:
-        for n in ir.walk(s):
-            if isinstance(n, ir.Loop):
-                for e in (n.start, n.stop, n.step):
-                    for x in ir.walk(e):
-                        if isinstance(x, ir.Load) and _steady(x, arrays.get(x.array), written):
-                            found[x] = None
+    found = {x for n in nodes if isinstance(n, ir.Loop) for e in (n.start, n.stop, n.step)
+             for x in ir.walk(e) if isinstance(x, ir.Load) and _steady(x, arrays.get(x.array), written)}
     if not found:
         return kernel
     taken = {d.name for d in kernel.params + kernel.locals} | {kernel.name}
     mapping: dict[ir.Expr, ir.Expr] = {}
+    reads: list[ir.Stmt] = []
     temps: list[ir.Scalar] = []
     for load in sorted(found, key=lambda e: (e.array, [int(i.value) for i in e.index])):  # type: ignore[call-overload]
-        name = fresh_name(f"{load.array}_{'_'.join(str(int(i.value) + 1) for i in load.index)}", taken)
-        taken.add(name)
-        mapping[load] = ir.Var(name, load.dtype)
-        temps.append(ir.Scalar(name, load.dtype, ir.Intent.IN))
-    reads = tuple(ir.Assign(ir.Var(t.name, t.dtype), load) for load, t in zip(mapping, temps, strict=True))
+        var = ir.Var(fresh_name(f"{load.array}_{'_'.join(str(int(i.value) + 1) for i in load.index)}", taken),
+                     load.dtype)
+        taken.add(var.name)
+        mapping[load] = var
+        reads.append(ir.Assign(var, load))
+        temps.append(ir.Scalar(var.name, load.dtype, ir.Intent.IN))
     body = tuple(ir.replace_exprs(s, mapping) for s in kernel.body)
-    return replace(kernel, body=reads + body, locals=kernel.locals + tuple(temps))  # type: ignore[arg-type]
+    return replace(kernel, body=(*reads, *body), locals=kernel.locals + tuple(temps))  # type: ignore[arg-type]
 
 
 def _steady(load: ir.Load, decl: ir.Array | None, written: set[str]) -> bool:
@@ -52,18 +50,3 @@ def _steady(load: ir.Load, decl: ir.Array | None, written: set[str]) -> bool:
         if not 0 <= int(i.value) < int(extent.value):  # type: ignore[call-overload]
             return False
     return True
-
-
-def _written_arrays(kernel: ir.Kernel) -> set[str]:
-    """Arrays the routine may write: assigned, outputs of library operations, or passed to calls."""
-    out: set[str] = set()
-    for s in kernel.body:
-        for n in ir.walk(s):
-            if isinstance(n, ir.Assign) and isinstance(n.target, ir.Load):
-                out.add(n.target.array)
-            elif isinstance(n, ir.Extern):
-                out |= set(n.outputs)
-            elif isinstance(n, ir.HostCall):
-                out |= {x.array for x in ir.walk(n) if isinstance(x, ir.Load)}
-                out |= {x.name for x in ir.walk(n) if isinstance(x, ir.Var)}
-    return out
