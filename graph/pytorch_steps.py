@@ -21,7 +21,7 @@ from __future__ import annotations
 import ast
 import tempfile
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -107,6 +107,12 @@ def load_regions(workflow: Workflow, files: Sequence[Path],
                 errors.append(f"{path}: region {kernel.name} is defined twice; keeping {regions[kernel.name].path}")
                 continue
             shapes = [tuple(s) for s in got["input_shapes"]] if got.get("input_shapes") is not None else None
+            held = dict(got.get("held") or {})
+            if held:  # sizes the kernel is built for (parsers.torch_load.held_sizes): pinned from here on
+                sizes = {k: v for k, v in sizes.items() if k not in held}
+                options = {**options, "values": {**options.get("values", {}), **held}}
+                kernel = replace(kernel, notes=(*kernel.notes, "held sizes (the kernel is built for them; every "
+                                                "trial keeps them): " + ", ".join(f"{k}={v}" for k, v in held.items())))
             regions[kernel.name] = TorchRegion(kernel, path, sizes, options,
                                                [init_value(t) for t in got.get("init_inputs", [])],
                                                tuple(int(i) for i in got.get("size_args", [])),

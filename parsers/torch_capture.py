@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import sympy
@@ -27,7 +28,9 @@ from torch.fx.experimental.proxy_tensor import make_fx
 from parsers.base import ParseError, Unsupported
 from parsers.torch_dtypes import ir_dtype
 from parsers.torch_program import load_program, module_constants
+from parsers.torch_rnn import RECURRENT_OPS
 from parsers.torch_shapes import Captured, Placeholder, Shot, Symbolizer, ident, sym_expr, sym_to_ir
+from parsers.torch_state import StateReader, model_tensors, updated_keys
 from translate import ir
 from translate.ir import DType
 
@@ -36,21 +39,24 @@ if TYPE_CHECKING:
 
 
 class _Wrapper(torch.nn.Module):
-    def __init__(self, model: torch.nn.Module) -> None:
+    """The model as a function of its tensors and the forward inputs; with ``state`` keys,
+    it returns ``(result, [value of each state tensor after the call])``."""
+
+    def __init__(self, model: torch.nn.Module, state: Sequence[str] = ()) -> None:
         super().__init__()
         self.m = model
+        self.state = list(state)
 
     def forward(self, params: dict[str, torch.Tensor], args: tuple[object, ...]) -> object:
-        return torch.func.functional_call(self.m, params, args)
-
-
-def _state(model: torch.nn.Module) -> dict[str, torch.Tensor]:
-    named = dict(model.named_parameters())
-    named.update(dict(model.named_buffers()))
-    keys = list(model.state_dict().keys())
-    ordered = {k: named[k] for k in keys if k in named}
-    ordered.update({k: v for k, v in named.items() if k not in ordered})
-    return ordered
+        if not self.state:
+            return torch.func.functional_call(self.m, params, args)
+        reader = StateReader(self.state)
+        handle = self.m.register_forward_hook(reader)
+        try:
+            out = torch.func.functional_call(self.m, params, args)
+        finally:
+            handle.remove()
+        return out, list(reader.values)
 
 
 def _export_args(inputs: list[object]) -> tuple[object, ...]:
@@ -64,11 +70,14 @@ def _export_args(inputs: list[object]) -> tuple[object, ...]:
 
 
 def _shot(model: torch.nn.Module, inputs: list[object], notes: list[str]) -> Shot:
-    params = _state(model)
+    params = model_tensors(model)
     args = _export_args(inputs)
     order: list[tuple[str, int | str]] = [("param", k) for k in params] + [("input", i) for i in range(len(args))]
     values: list[object] = list(params.values()) + list(args)
-    wrapper = _Wrapper(model).eval()
+    state = updated_keys(model, inputs)
+    if state:
+        notes.append("state: forward updates " + ", ".join(state) + "; their values after the call are outputs")
+    wrapper = _Wrapper(model, state).eval()
 
     def dyn(v: object) -> object:
         return {a: Dim.AUTO for a in range(v.dim())} if isinstance(v, torch.Tensor) else None
@@ -81,13 +90,15 @@ def _shot(model: torch.nn.Module, inputs: list[object], notes: list[str]) -> Sho
             if dynamic:
                 kwargs["dynamic_shapes"] = ({k: dyn(v) for k, v in params.items()}, tuple(dyn(v) for v in args))
             ep = torch.export.export(wrapper, (params, args), strict=False, **kwargs)  # type: ignore[arg-type]
-            ep = ep.run_decompositions()
+            ep = ep.run_decompositions(_decompositions())
         except Exception as err:  # export raises many kinds of errors
             errors.append(f"{method}: {type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}")
             continue
         sig = ep.graph_signature
-        if sig.buffers_to_mutate or sig.user_inputs_to_mutate:
-            raise Unsupported("the forward mutates an input or buffer in place")
+        mutated = {order[sig.user_inputs.index(n)] for n in sig.user_inputs_to_mutate.values()
+                   if n in sig.user_inputs}
+        if sig.buffers_to_mutate or any(role != "param" or key not in state for role, key in mutated):
+            raise Unsupported("the forward updates one of its inputs in place")
         for spec in sig.input_specs:
             if spec.kind.name in ("CONSTANT_TENSOR", "CUSTOMOBJ", "TOKEN") and spec.arg.name in _users(ep.graph):
                 raise Unsupported(f"the forward creates a tensor constant ({spec.target}); not lowered")
@@ -101,7 +112,8 @@ def _shot(model: torch.nn.Module, inputs: list[object], notes: list[str]) -> Sho
             if spec.kind.name in ("PARAMETER", "BUFFER") and target.startswith("m.") and \
                     ("param", target[2:]) in order:
                 aliases[spec.arg.name] = names[order.index(("param", target[2:]))]
-        return Shot(ep.graph, method + " + core ATen decompositions", order, names, values, aliases)
+        return Shot(ep.graph, method + " + core ATen decompositions", order, names, values, aliases,
+                    _output_roles(ep, state))
     try:
         return _fx_shot(wrapper, params, args, order, values, errors, notes)
     except Unsupported:
@@ -109,6 +121,32 @@ def _shot(model: torch.nn.Module, inputs: list[object], notes: list[str]) -> Sho
     except Exception as err:
         errors.append(f"torch.fx: {type(err).__name__}: {err}")
     raise Unsupported("capture failed: " + "; ".join(errors))
+
+
+def _output_roles(ep: torch.export.ExportedProgram, state: Sequence[str]) -> list[tuple[str, int | str]]:
+    """``Shot.outputs`` of an exported wrapper (the user outputs are the forward's results,
+    then the state values)."""
+    specs = ep.graph_signature.output_specs
+    user = sum(1 for sp in specs if sp.kind.name == "USER_OUTPUT")
+    results = user - len(state)
+    roles: list[tuple[str, int | str]] = []
+    k = 0
+    for sp in specs:
+        if sp.kind.name != "USER_OUTPUT":
+            roles.append(("mutation", ""))
+            continue
+        roles.append(("output", k) if k < results else ("state", state[k - results]))
+        k += 1
+    return roles
+
+
+def _decompositions() -> Mapping[object, object]:
+    """Core ATen's decompositions, less the recurrent layers (lowered whole, ``parsers.torch_rnn``)."""
+    table = core_aten_decompositions()
+    for name in RECURRENT_OPS:
+        op, overload = name.split(".")
+        table.pop(getattr(getattr(torch.ops.aten, op), overload), None)
+    return table
 
 
 def _users(graph: torch.fx.Graph) -> set[str]:
@@ -124,7 +162,7 @@ def _fx_shot(wrapper: torch.nn.Module, params: dict[str, torch.Tensor], args: tu
     def flat(*vals: object) -> object:
         return wrapper(dict(zip(params, vals[:len(params)], strict=True)), tuple(vals[len(params):]))
 
-    gm = make_fx(flat, decomposition_table=core_aten_decompositions(), tracing_mode="symbolic")(*values)
+    gm = make_fx(flat, decomposition_table=dict(_decompositions()), tracing_mode="symbolic")(*values)
     names = [n.name for n in gm.graph.nodes if n.op == "placeholder"]
     notes.extend(f"capture: {e}" for e in errors)
     return Shot(gm.graph, "torch.fx symbolic_trace + make_fx (symbolic shapes) + core ATen decompositions",

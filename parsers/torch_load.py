@@ -40,6 +40,42 @@ def _same_kernel(a: ir.Kernel | ir.Opaque, b: ir.Kernel | ir.Opaque) -> bool:
             and (a.params, a.locals, a.body, a.result) == (b.params, b.locals, b.body, b.result))
 
 
+def held_sizes(program: Any, kernel: ir.Kernel | ir.Opaque) -> dict[str, Any]:
+    """The sizes the kernel is built for and cannot take as a parameter: a layer count (one
+    recurrent layer per iteration of the model's own loop), a head count that is no axis of
+    any tensor, the trip count of a Python loop in ``forward``. Looked for only when the
+    program re-loaded at a different-size trial's sizes lowers to another kernel: then each
+    size is changed alone (by the trial rules in turn, until the program lowers; never to
+    another size's value), and those that change the kernel are held (pinned at their value in every trial; ``ModelNew``'s
+    constructor guard keeps them where they are constructor arguments)."""
+    if not isinstance(kernel, ir.Kernel) or not program.sizes:
+        return {}
+
+    def lowered(sizes: Mapping[str, Any]) -> ir.Kernel | None:
+        try:
+            out = lower_program(load_program(program.path, sizes, **program.options))
+        except Exception:
+            return None
+        return out if isinstance(out, ir.Kernel) else None
+
+    others = (lowered(apply_rule(rule, program.sizes)) for rule, _ in SIZE_RULES)
+    if all(other is None or _same_kernel(kernel, other) for other in others):
+        return {}
+    held: dict[str, Any] = {}
+    taken = {v for v in program.sizes.values() if isinstance(v, int)}
+    for name, value in program.sizes.items():
+        for rule, _ in SIZE_RULES:
+            bumped = _bump(rule, value)
+            if bumped in taken:  # two extents equal by chance may share a symbol: another kernel, not a held size
+                continue
+            one = lowered({**program.sizes, name: bumped})
+            if one is not None:
+                if not _same_kernel(kernel, one):
+                    held[name] = value
+                break
+    return held
+
+
 def size_init_args(program: Any, kernel: ir.Kernel | ir.Opaque) -> tuple[int, ...]:
     """Positions of the integer constructor arguments that provably only set sizes, so
     ModelNew may be built with other values of them. An argument qualifies when both hold:
@@ -115,6 +151,16 @@ def load_one(job: dict[str, Any]) -> dict[str, Any]:
         kernel = ir.Opaque(kernel_name(path), path.read_text(errors="replace"),
                            f"the PyTorch frontend failed: {type(exc).__name__}: {exc}",
                            ir.Origin(job["rel"], program.forward_line))
+    held: dict[str, Any] = {}
+    try:
+        held = held_sizes(program, kernel)
+        if held:
+            options = dict(job["options"])
+            options["values"] = {**options.get("values", {}), **held}
+            sizes = {k: v for k, v in job["sizes"].items() if k not in held}
+            program = load_program(path, sizes, root, **options)
+    except Exception:  # nothing held: the different-size trial then says what differs
+        held = {}
     size_args: tuple[int, ...] = ()
     if job["size_args"]:
         try:
@@ -123,7 +169,8 @@ def load_one(job: dict[str, Any]) -> dict[str, Any]:
             size_args = ()
     shapes = [list(s) for s in program.input_shapes.values()] if program.input_shapes is not None else None
     return {"kernel": ir_json.dumps(kernel), "init_inputs": [repr(v) for v in program.init_inputs],
-            "size_args": list(size_args), "model_name": class_name(program), "input_shapes": shapes}
+            "size_args": list(size_args), "model_name": class_name(program), "input_shapes": shapes,
+            "held": held}
 
 
 def main(argv: list[str]) -> int:

@@ -26,7 +26,9 @@ from parsers.torch_dtypes import ir_dtype
 from parsers.torch_emit import ONE, ZERO, Emitter, Names, TVal, c_int, cast, is_one, prod
 from parsers.torch_nn import NN_OPS
 from parsers.torch_ops import EW_OPS, Handler
+from parsers.torch_random import RANDOM_OPS
 from parsers.torch_reduce import REDUCE_OPS
+from parsers.torch_rnn import RNN_OPS
 from translate import ir
 from translate.ir import BinOp, Const, DType, Expr, Var
 from translate.simplify import simplify, simplify_body
@@ -54,7 +56,7 @@ def lower_graph(cap: Captured, name: str, origin: ir.Origin) -> ir.Kernel:
 
 def handlers() -> dict[str, Handler]:
     """The lowering of every ATen op the frontend knows, by op name."""
-    return {**EW_OPS, **REDUCE_OPS, **NN_OPS}
+    return {**EW_OPS, **REDUCE_OPS, **NN_OPS, **RNN_OPS, **RANDOM_OPS}
 
 
 class Lowerer:
@@ -70,6 +72,7 @@ class Lowerer:
         self.body: list[ir.Stmt] = []
         self.arrays: list[ir.Array] = []  # locals
         self.outputs: list[ir.Array] = []
+        self.draws: list[ir.Array] = []  # random tensors the caller draws (parsers.torch_random)
         self.notes: list[str] = [f"capture: {cap.method}", *cap.notes]
         self.nests = 0
         self.node: torch.fx.Node | None = None
@@ -188,14 +191,22 @@ class Lowerer:
     def _outputs(self, node: torch.fx.Node) -> None:
         outs = node.args[0]
         flat = list(outs) if isinstance(outs, (tuple, list)) else [outs]
-        for i, o in enumerate(flat):
+        roles = self.cap.outputs or [("output", i) for i in range(len(flat))]
+        results = sum(1 for role, _ in roles if role == "output")
+        for (role, key), o in zip(roles, flat, strict=True):
+            if role == "mutation":
+                continue
+            what = f"output {key}" if role == "output" else f"the state {key}"
             if not isinstance(o, torch.fx.Node):
-                raise Unsupported(f"output {i} is not a tensor ({o!r})")
+                raise Unsupported(f"{what} is not a tensor ({o!r})")
             v = self.values.get(o.name)
             if not isinstance(v, TVal):
-                raise Unsupported(f"output {i} ({o.name}) is not a tensor")
-            name = "out" if len(flat) == 1 else f"out{i}"
-            arr = ir.Array(name, v.dtype, v.shape, ir.Layout.RIGHT, ir.Intent.OUT, binding=f"output:{i}")
+                raise Unsupported(f"{what} ({o.name}) is not a tensor")
+            if role == "output":
+                name, binding = ("out" if results == 1 else f"out{key}"), f"output:{key}"
+            else:
+                name, binding = self.names.fresh(f"{str(key).replace('.', '_')}_next"), f"state:{key}"
+            arr = ir.Array(name, v.dtype, v.shape, ir.Layout.RIGHT, ir.Intent.OUT, binding=binding)
             self.outputs.append(arr)
             self.materialise(v, target=arr)
 
@@ -328,7 +339,7 @@ class Lowerer:
         unique = list({id(p): p for p in self.cap.placeholders.values()}.values())
         inputs = sorted((p for p in unique if p.role == "input"), key=lambda p: p.key)
         params = [p for p in unique if p.role == "param"]
-        decls: list[ir.Decl] = [p.decl for p in inputs] + [p.decl for p in params] + list(outputs)
+        decls: list[ir.Decl] = [p.decl for p in inputs] + [p.decl for p in params] + self.draws + list(outputs)
         used = {n.name for d in [*decls, *arrays] if isinstance(d, ir.Array) for s in d.shape for n in ir.walk(s)
                 if isinstance(n, Var)}
         used |= {n.name for s in body for n in ir.walk(s) if isinstance(n, Var)}
@@ -443,7 +454,8 @@ def _fix_kinds(stmt: ir.Stmt, inside: bool = False) -> ir.Stmt:
     if not isinstance(stmt, ir.Loop):
         return stmt
     if inside or stmt.kind is not ir.LoopKind.PARALLEL:
-        body = tuple(_fix_kinds(s, True) for s in stmt.body)
+        host = not inside and any(isinstance(s, ir.Extern) for s in stmt.body)  # a host loop launching work
+        body = tuple(_fix_kinds(s, not host) for s in stmt.body)
         if stmt.kind is ir.LoopKind.PARALLEL:
             return replace(stmt, body=body, kind=ir.LoopKind.SERIAL, reductions=(), reason="inner loop of a nest")
         return replace(stmt, body=body)

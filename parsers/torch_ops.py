@@ -292,6 +292,12 @@ def _to_copy(lw: Lowerer, node: torch.fx.Node, args: tuple, kw: dict) -> TVal:
     return ew(lw, [src], lambda v: cast(v[0], compute_dtype(dt)), f"cast to {dt.value}", operands="none")
 
 
+def _copy(lw: Lowerer, node: torch.fx.Node, args: tuple, kw: dict) -> TVal:
+    """``aten.copy(self, src)``: ``src`` broadcast to ``self``'s shape in ``self``'s dtype (an
+    in-place ``copy_`` after functionalisation)."""
+    return ew(lw, [args[1]], lambda v: v[0], "copy")
+
+
 def _identity(lw: Lowerer, node: torch.fx.Node, args: tuple, kw: dict) -> object:
     return args[0]
 
@@ -406,7 +412,7 @@ EW_OPS: dict[str, Handler] = {
                                                             k(6.0, x))), k(6.0, x)), "hardswish"),
     "gelu": _gelu, "elu": _elu, "leaky_relu": _leaky, "hardtanh": _hardtanh, "softplus": _softplus,
     "lerp": _lerp, "addcmul": _addcmul, "addcdiv": _addcmul,
-    "_to_copy": _to_copy, "to": _to_copy, "convert_element_type": _to_copy, "clone": _identity,
+    "_to_copy": _to_copy, "copy": _copy, "to": _to_copy, "convert_element_type": _to_copy, "clone": _identity,
     "alias": _identity, "detach": _identity, "lift_fresh_copy": _identity, "contiguous": _identity,
     "dropout": _identity, "scalar_tensor": _scalar_tensor, "full": _full, "full_like": _full_like,
     "zeros_like": lambda lw, n, a, kw: _full_like(lw, n, (a[0], 0), kw),

@@ -45,6 +45,8 @@ class Captured:
     notes: list[str] = field(default_factory=list)
     dim_values: dict[str, int] = field(default_factory=dict)  # each dim scalar's value in the capture
     scalars: dict[str, ir.Expr] = field(default_factory=dict)  # symbolic-int node name -> expression
+    outputs: list[tuple[str, int | str]] = field(default_factory=list)  # Shot.outputs
+
 
     def line_of(self, node: torch.fx.Node) -> int:
         trace = str(node.meta.get("stack_trace") or "")
@@ -63,6 +65,10 @@ class Shot:
     names: list[str]  # their node names
     values: list[object]
     aliases: dict[str, str] = field(default_factory=dict)  # the model's own lifted params -> our input
+    # the role of each value of the graph's output node: ("output", i) for the forward's i-th
+    # result, ("state", key) for the value of a state tensor after the call, ("mutation", "")
+    # for export's copy of an input it updated in place (covered by the state's value)
+    outputs: list[tuple[str, int | str]] = field(default_factory=list)
 
 # ---------------------------------------------------------------- symbols
 
@@ -206,7 +212,7 @@ class Symbolizer:
         return Captured(self.shot.graph, self.shot.method, self.ph, self.dims, shapes,
                         lambda v: self._extent(sym_expr(v), None, "argument"), str(self.program.path), self.notes,
                         {str(s): v for s, v in self.vals_a.items() if str(s) in {d.name for d in self.dims}},
-                        scalars)
+                        scalars, list(self.shot.outputs))
 
     def _shape(self, val: torch.Tensor, bval: object, where: str) -> tuple[ir.Expr, ...]:
         same = isinstance(bval, torch.Tensor) and bval.dim() == val.dim()

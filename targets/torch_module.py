@@ -112,12 +112,20 @@ def _py(e: ir.Expr, names: dict[str, str]) -> str:
     raise ModelNewError(f"cannot express extent {ir.expr_str(e)} in Python")
 
 
+def _new(p: ir.Array, names: dict[str, str]) -> str:
+    """The arguments of a factory call making a tensor of ``p``'s shape and dtype."""
+    shape = ", ".join(_py(s, names) for s in p.shape)
+    shape = f"({shape},)" if len(p.shape) == 1 else f"({shape})"
+    return f"{shape}, dtype={TORCH_DTYPE[p.dtype]}, device=DEVICE"
+
+
 def _forward_body(kernel: ir.Kernel, symbol: str) -> list[str]:
     """Lines of ``forward`` (indented by 8 spaces in the template)."""
     lines: list[str] = []
     names: dict[str, str] = {}
     args: list[str] = []
     outputs: list[tuple[int, str]] = []
+    states: list[tuple[str, str]] = []
     device = None
     for p in kernel.params:
         binding = p.binding or ""
@@ -143,16 +151,25 @@ def _forward_body(kernel: ir.Kernel, symbol: str) -> list[str]:
                 cast = "int" if p.dtype.is_int else "bool" if p.dtype == ir.DType.BOOL else "float"
                 args.append(f"{cast}(inputs[{i}])")
         elif kind == "param":
-            args.append(f"_tensor(self, {rest!r}).detach().contiguous().reshape(-1)")
+            args.append(f"_tensor(self, {rest!r}).detach().to(DEVICE).contiguous().reshape(-1)")
             device = device or f"_tensor(self, {rest!r}).device"
+        elif kind == "random":  # drawn here, in the model's order, from torch's generator
+            fn = rest.rsplit(":", 1)[-1]
+            assert isinstance(p, ir.Array)
+            lines.append(f"{p.name} = torch.{fn}({_new(p, names)})")
+            args.append(f"{p.name}.reshape(-1)")
+        elif kind == "state":  # the tensor's value after the call, stored back below
+            assert isinstance(p, ir.Array)
+            local = f"next_{len(states)}"
+            lines.append(f"{local} = torch.empty({_new(p, names)})")
+            args.append(f"{local}.reshape(-1)")
+            states.append((rest, local))
         elif kind == "output":
             if not isinstance(p, ir.Array):
                 raise ModelNewError(f"output '{p.name}' is a scalar; ModelNew needs tensor outputs")
-            shape = ", ".join(_py(s, names) for s in p.shape)
-            shape = f"({shape},)" if len(p.shape) == 1 else f"({shape})"
             local = f"out{int(rest)}"
             outputs.append((int(rest), local))
-            lines.append(f"{local} = torch.empty({shape}, dtype={TORCH_DTYPE[p.dtype]}, device=DEVICE)")
+            lines.append(f"{local} = torch.empty({_new(p, names)})")
             args.append(f"{local}.reshape(-1)")
         elif kind == "dim":
             args.append(names[p.name])
@@ -162,6 +179,7 @@ def _forward_body(kernel: ir.Kernel, symbol: str) -> list[str]:
         raise ModelNewError("the kernel has no output bound to the forward's result")
     lines = [ln.replace("DEVICE", device or "torch.device('cpu')") for ln in lines]
     lines.append(f"_launch({', '.join(args)})")
+    lines += [f"_store(self, {key!r}, {local})" for key, local in states]
     outs = [local for _, local in sorted(outputs)]
     lines.append(f"return {outs[0]}" if len(outs) == 1 else f"return ({', '.join(outs)})")
     return lines
@@ -330,11 +348,25 @@ def _literal(text: str) -> str:
 
 _TAIL = '''\
 def _tensor(module: torch.nn.Module, key: str) -> torch.Tensor:
-    """The parameter or buffer with this state_dict key."""
+    """The parameter, buffer or tensor attribute with this key (``cell.hidden``)."""
     obj: Any = module
     for part in key.split("."):
         obj = getattr(obj, part)
     return obj
+
+
+def _store(module: torch.nn.Module, key: str, value: torch.Tensor) -> None:
+    """Set the tensor with this key to its value after the call (the model's state)."""
+    owner: Any = module
+    *path, name = key.split(".")
+    for part in path:
+        owner = getattr(owner, part)
+    current = getattr(owner, name)
+    if isinstance(current, torch.nn.Parameter):
+        with torch.no_grad():
+            current.copy_(value)
+    else:
+        setattr(owner, name, value)
 
 
 def model_new_class(base: type) -> type:

@@ -218,9 +218,10 @@ def _np(v: object) -> np.ndarray:
     return np.asarray(v)
 
 
-def evaluate(kernel: ir.Kernel, inputs: Sequence[object], state: Mapping[str, torch.Tensor]) -> list[np.ndarray]:
-    """Run ``kernel`` on the forward ``inputs`` and the model's ``state`` (named
-    parameters and buffers); return the outputs in order."""
+def evaluate(kernel: ir.Kernel, inputs: Sequence[object], state: Mapping[str, torch.Tensor],
+             draws: Sequence[torch.Tensor] = ()) -> list[np.ndarray]:
+    """Run ``kernel`` on the forward ``inputs``, the model's ``state`` (its tensors by key) and
+    the random tensors the model drew; return the outputs in order, then the state outputs."""
     env: dict[str, object] = {}
     for p in kernel.params:
         kind, _, rest = (p.binding or "").partition(":")
@@ -230,6 +231,8 @@ def evaluate(kernel: ir.Kernel, inputs: Sequence[object], state: Mapping[str, to
                 else (float(v) if p.dtype.is_float else v)  # type: ignore[arg-type]
         elif kind == "param":
             env[p.name] = _np(state[rest])
+        elif kind == "random":
+            env[p.name] = _np(draws[int(rest.split(":")[0])])
         elif kind == "dim":
             src, axis = rest.rsplit(":", 1)
             t = state[src.split(":", 1)[1]] if src.startswith("param:") else inputs[int(src)]
@@ -242,6 +245,8 @@ def evaluate(kernel: ir.Kernel, inputs: Sequence[object], state: Mapping[str, to
             env[d.name] = np.full(shape, np.nan) if d.dtype.is_float else np.zeros(shape, np.int64)
             if (d.binding or "").startswith("output:"):
                 outs.append((int(d.binding.split(":")[1]), d.name))  # type: ignore[union-attr]
+            elif (d.binding or "").startswith("state:"):
+                outs.append((1 << 20, d.name))
     comp = _Compiler()
     names = list(env)
     comp.lines.append(f"def _k({', '.join(_name(n) for n in names)}):")

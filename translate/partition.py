@@ -343,7 +343,7 @@ class _Partitioner:
         branch, or moves into a nest (``translate.sinking``)."""
         body = loop.body
         for k, s in enumerate(body):
-            if isinstance(s, ir.Loop):
+            if isinstance(s, (ir.Loop, ir.Extern)):
                 continue
             if isinstance(s, ir.If):
                 if not arrays_touched(s) or (not arrays_touched(s.cond) and (has_parallel(s) or has_exit(s))):

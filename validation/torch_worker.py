@@ -71,11 +71,14 @@ def _numpy(t: Any, dtype: str) -> np.ndarray:
 
 
 def bind(params: Sequence[dict[str, Any]], inputs: Sequence[Any], state: dict[str, Any],
-         outputs: Sequence[Any]) -> tuple[dict[str, Any], dict[str, np.ndarray], dict[str, np.ndarray]]:
+         outputs: Sequence[Any], after: dict[str, Any] | None = None, draws: Sequence[Any] = ()
+         ) -> tuple[dict[str, Any], dict[str, np.ndarray], dict[str, np.ndarray]]:
     """(scalars, arrays, reference outputs) of one call, by the kernel parameters'
     bindings (``input:i``, ``param:<key>``, ``output:i``, ``dim:<i>:<axis>``,
-    ``dim:param:<key>:<axis>``). Raises ValueError naming a binding that does
-    not fit the module."""
+    ``dim:param:<key>:<axis>``, ``state:<key>``: the model's tensor after the call,
+    ``random:<k>:<fn>``: the k-th tensor the model drew). ``state`` holds the model's
+    tensors before the call, ``after`` after it. Raises ValueError naming a binding that
+    does not fit the module."""
     scalars: dict[str, Any] = {}
     arrays: dict[str, np.ndarray] = {}
     refs: dict[str, np.ndarray] = {}
@@ -101,6 +104,16 @@ def bind(params: Sequence[dict[str, Any]], inputs: Sequence[Any], state: dict[st
             if rest not in state:
                 raise ValueError(f"'{name}' is bound to {binding}: the module has no parameter or buffer '{rest}'")
             arrays[name] = _numpy(state[rest], dtype)
+        elif kind == "state":
+            if after is None or rest not in after:
+                raise ValueError(f"'{name}' is bound to {binding}: the module has no tensor '{rest}' after the call")
+            refs[name] = _numpy(after[rest], dtype)
+            arrays[name] = poisoned(refs[name].shape, dtype)
+        elif kind == "random":
+            k = _binding_index(binding.rsplit(":", 1)[0])
+            if k >= len(draws):
+                raise ValueError(f"'{name}' is bound to {binding} but the module drew {len(draws)} random tensor(s)")
+            arrays[name] = _numpy(draws[k], dtype)
         elif kind == "output":
             i = _binding_index(binding)
             if i >= len(outputs):
@@ -128,6 +141,9 @@ def run_case(source: str, attempts: Sequence[tuple[str, dict[str, Any]]], seed: 
     ``module``, ``init``), passed only when there are any."""
     import torch  # deferred: torch takes seconds to import; only the paths that use it pay
 
+    from parsers.torch_random import DrawRecorder
+    from parsers.torch_state import snapshot
+
     load_program = loader(load_spec)
     failures: list[str] = []
     for k, (label, sizes) in enumerate(attempts):
@@ -135,10 +151,10 @@ def run_case(source: str, attempts: Sequence[tuple[str, dict[str, Any]]], seed: 
             program = load_program(Path(source), sizes, **(options or {}))
             model = program.make_model(seed)
             inputs = program.make_inputs(seed)
-            with torch.no_grad():
+            before = snapshot(model)
+            with torch.no_grad(), DrawRecorder() as recorder:
                 outputs = _as_list(model(*inputs))
-            state = dict(model.state_dict())
-            scalars, arrays, refs = bind(params, inputs, state, outputs)
+            scalars, arrays, refs = bind(params, inputs, before, outputs, snapshot(model), recorder.draws)
             return label, sizes, scalars, arrays, refs, failures
         except Exception as exc:
             if k == len(attempts) - 1:
