@@ -46,8 +46,9 @@ def held_sizes(program: Any, kernel: ir.Kernel | ir.Opaque) -> dict[str, Any]:
     any tensor, the trip count of a Python loop in ``forward``. Looked for only when the
     program re-loaded at a different-size trial's sizes lowers to another kernel: then each
     size is changed alone (by the trial rules in turn, until the program lowers; never to
-    another size's value), and those that change the kernel are held (pinned at their value in every trial; ``ModelNew``'s
-    constructor guard keeps them where they are constructor arguments)."""
+    another size's value), and those that change the kernel are held (pinned at their value
+    in every trial; ``ModelNew``'s constructor guard keeps them where they are constructor
+    arguments)."""
     if not isinstance(kernel, ir.Kernel) or not program.sizes:
         return {}
 
