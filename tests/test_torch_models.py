@@ -1,0 +1,140 @@
+"""Whole models: recurrent layers lower to a host time loop (library GEMM + one fused step
+kernel) that matches torch at sizes other than the captured ones; tensors a forward
+updates are state outputs; random draws in forward are inputs the caller draws; sizes the
+kernel is built for are held. Checked with the IR interpreter against the model itself."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from parsers.torch import load_program, lower_program
+from parsers.torch_load import held_sizes
+from parsers.torch_random import DrawRecorder
+from parsers.torch_state import snapshot
+from tests.test_torch_frontend import check, lower, module, write
+from tests.torch_ir_eval import evaluate
+from translate import ir
+
+RNN_SIZES = {"B": 3, "T": 9, "I": 10, "H": 12}
+OTHER_SIZES = {"B": 2, "T": 13, "I": 7, "H": 5}
+
+RECURRENT = {
+    "lstm_batch_first": ("nn.LSTM(I, H, 2, batch_first=True)", """
+        out, (hn, cn) = self.rnn(x, (rest[0], rest[1]))
+        return out, hn, cn""", "[torch.randn(B, T, I), torch.randn(2, B, H), torch.randn(2, B, H)]"),
+    "gru_bidirectional": ("nn.GRU(I, H, 2, bidirectional=True)", """
+        out, hn = self.rnn(x, rest[0])
+        return out, hn""", "[torch.randn(T, B, I), torch.randn(4, B, H)]"),
+    "rnn_relu_no_bias": ("nn.RNN(I, H, 1, nonlinearity='relu', bias=False)", """
+        out, hn = self.rnn(x)
+        return out[-1] * 2.0""", "[torch.randn(T, B, I)]"),
+}
+
+
+def _walk_loops(stmts: tuple[ir.Stmt, ...]) -> list[ir.Loop]:
+    return [n for s in stmts for n in ir.walk(s) if isinstance(n, ir.Loop)]
+
+
+@pytest.mark.parametrize("name", sorted(RECURRENT))
+def test_recurrent_layer_is_a_host_loop_and_matches_torch(tmp_path: Path, name: str) -> None:
+    layer, forward, inputs = RECURRENT[name]
+    consts = "\n".join(f"{k} = {v}" for k, v in RNN_SIZES.items())
+    path = write(tmp_path, name, module(forward, consts, inputs, init=f"self.rnn = {layer}"))
+    kernel = lower(path, RNN_SIZES)
+    steps = [lp for lp in _walk_loops(kernel.body) if lp.kind is ir.LoopKind.SERIAL
+             and any(isinstance(s, ir.Extern) for s in lp.body)]
+    assert steps, "no host time loop around a library matmul"
+    for lp in steps:
+        nests = [s for s in lp.body if isinstance(s, ir.Loop)]
+        assert len(nests) == 1 and nests[0].kind is ir.LoopKind.PARALLEL  # one fused step kernel
+    check(path, kernel, RNN_SIZES, rtol=1e-4)
+    check(path, kernel, OTHER_SIZES, rtol=1e-4)  # the sequence length and every extent are symbolic
+
+
+STATEFUL = '''import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self, n_in, n_hidden):
+        super().__init__()
+        self.hidden = torch.randn(B, n_hidden)
+        self.steps = torch.zeros(1)
+        self.i2h = nn.Linear(n_in + n_hidden, n_hidden)
+
+    def forward(self, x, h0):
+        if h0 is not None:
+            self.hidden.copy_(h0 * 0.5)
+        self.steps.add_(1.0)
+        self.hidden = torch.tanh(self.i2h(torch.cat((x, self.hidden), dim=1)))
+        return self.hidden.sum(dim=1) + torch.randn(x.size(0)) * 0.0 + torch.rand(x.size(0))
+
+
+B = 4
+N_IN = 6
+N_HIDDEN = 5
+
+
+def get_inputs():
+    return [torch.randn(B, N_IN), torch.randn(B, N_HIDDEN)]
+
+
+def get_init_inputs():
+    return [N_IN, N_HIDDEN]
+'''
+
+
+def _run_model(path: Path, sizes: dict[str, int] | None) -> tuple[object, list[torch.Tensor], list[object], dict,
+                                                                    dict, list[torch.Tensor]]:
+    program = load_program(path, sizes)
+    model = program.make_model(0)
+    inputs = program.make_inputs(1)
+    before = snapshot(model)
+    with torch.no_grad(), DrawRecorder() as rec:
+        out = model(*inputs)
+    return program, [out], inputs, before, snapshot(model), rec.draws
+
+
+def test_state_and_draws_are_kernel_inputs_and_outputs(tmp_path: Path) -> None:
+    path = write(tmp_path, "stateful", STATEFUL)
+    kernel = lower_program(load_program(path, None), root=path.parent)
+    assert isinstance(kernel, ir.Kernel), getattr(kernel, "reason", kernel)
+    bindings = [p.binding for p in kernel.params]
+    assert "param:hidden" in bindings and "state:hidden" in bindings and "state:steps" in bindings
+    assert [b for b in bindings if (b or "").startswith("random:")] == ["random:0:randn", "random:1:rand"]
+    for sizes in (None, {"B": 7, "N_IN": 3, "N_HIDDEN": 9}):
+        _, outs, inputs, before, after, draws = _run_model(path, sizes)
+        assert len(draws) == 2
+        got = evaluate(kernel, inputs, before, draws)
+        want = [outs[0], after["hidden"], after["steps"]]
+        assert len(got) == 3
+        for g, w in zip(got, want, strict=True):
+            np.testing.assert_allclose(g, w.double().numpy(), rtol=1e-5, atol=1e-6)
+        # other draws give other numbers: the kernel reads the draws it is given
+        wrong = evaluate(kernel, inputs, before, [torch.zeros_like(d) for d in draws])
+        assert not np.allclose(wrong[0], want[0].double().numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_forward_that_updates_an_input_in_place_is_refused(tmp_path: Path) -> None:
+    text = module("x.mul_(2.0)\nreturn x + 1.0", "B = 4", "[torch.randn(B, 3)]")
+    path = write(tmp_path, "inplace_input", text)
+    kernel = lower_program(load_program(path, None), root=path.parent)
+    assert isinstance(kernel, ir.Opaque)
+    assert "in place" in kernel.reason
+
+
+def test_held_sizes_find_the_layer_count_only(tmp_path: Path) -> None:
+    layer, forward, inputs = RECURRENT["lstm_batch_first"]
+    consts = "\n".join(f"{k} = {v}" for k, v in RNN_SIZES.items()) + "\nL = 2"
+    text = module(forward, consts, inputs.replace("2, B, H", "L, B, H"),
+                  init=f"self.rnn = {layer.replace('H, 2,', 'H, L,')}")
+    path = write(tmp_path, "lstm_layers", text)
+    sizes = {**RNN_SIZES, "L": 2}
+    program = load_program(path, sizes)
+    assert held_sizes(program, lower_program(program)) == {"L": 2}
+    program = load_program(path, RNN_SIZES)  # L not a size: nothing to hold
+    assert held_sizes(program, lower_program(program)) == {}
