@@ -177,8 +177,8 @@ def _forward_body(kernel: ir.Kernel, symbol: str) -> list[str]:
             raise ModelNewError(f"parameter '{p.name}' has no PyTorch binding ({binding or 'none'})")
     if not outputs:
         raise ModelNewError("the kernel has no output bound to the forward's result")
-    lines = [ln.replace("DEVICE", device or "torch.device('cpu')") for ln in lines]
     lines.append(f"_launch({', '.join(args)})")
+    lines = [ln.replace("DEVICE", device or "torch.device('cpu')") for ln in lines]
     lines += [f"_store(self, {key!r}, {local})" for key, local in states]
     outs = [local for _, local in sorted(outputs)]
     lines.append(f"return {outs[0]}" if len(outs) == 1 else f"return ({', '.join(outs)})")

@@ -138,3 +138,72 @@ def test_held_sizes_find_the_layer_count_only(tmp_path: Path) -> None:
     assert held_sizes(program, lower_program(program)) == {"L": 2}
     program = load_program(path, RNN_SIZES)  # L not a size: nothing to hold
     assert held_sizes(program, lower_program(program)) == {}
+
+
+MODELS = Path(__file__).resolve().parent.parent / "examples" / "pytorch_models" / "models"
+SMALL = {"batch_size": 3, "seq_len": 9, "input_size": 7, "hidden_size": 6, "num_classes": 4, "output_size": 5}
+
+
+def _import(path: Path) -> object:
+    import importlib.util
+    import sys
+
+    spec = importlib.util.spec_from_file_location(f"kt_models_{path.stem}", path)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.mark.slow
+def test_model_new_carries_state_and_draws_like_model(tmp_path: Path) -> None:
+    """Through `translate run`: the stateful RNN and the LSTM drawing its initial states
+    validate, and their ModelNew, called twice under the same seeds as Model, returns
+    Model's results both times (the state is stored back, the draws come in Model's order)."""
+    import os
+    import shutil
+    import textwrap
+
+    from graph.cli import main
+
+    os.environ.setdefault("TRITON_INTERPRET", "1")
+    (tmp_path / "models").mkdir()
+    for stem in ("rnn_state", "lstm"):
+        shutil.copy(MODELS / f"{stem}.py", tmp_path / "models")
+    (tmp_path / "workflows.yaml").write_text(textwrap.dedent(f"""\
+        workflows:
+          m:
+            language: pytorch
+            sources: [models/*.py]
+            targets: [triton]
+            sizes: {SMALL}
+            values: {{num_layers: 2}}
+            validate: {{trials: 2}}
+        """))
+    assert main(["run", str(tmp_path)]) == 0
+    out = tmp_path / "out" / "m"
+    for stem in ("rnn_state", "lstm"):
+        path = out / "pytorch" / f"{stem}_model.py"
+        text = path.read_text()
+        mod = _import(path)
+        for k, v in {**SMALL, "num_layers": 2}.items():
+            if hasattr(mod.source, k):
+                setattr(mod.source, k, v)
+        torch.manual_seed(0)
+        model = mod.Model(*mod._INIT_INPUTS).eval()
+        torch.manual_seed(0)
+        new = mod.ModelNew(*mod._INIT_INPUTS).eval()
+        torch.manual_seed(5)
+        inputs = mod.get_inputs()
+        for call in range(2):
+            torch.manual_seed(100 + call)
+            want = model(*inputs)
+            torch.manual_seed(100 + call)
+            got = new(*inputs)
+            torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-5)
+        if stem == "rnn_state":
+            assert "_store(self, 'hidden'" in text
+            torch.testing.assert_close(new.hidden, model.hidden, rtol=1e-4, atol=1e-5)
+        else:
+            assert text.count("torch.randn(") >= 2 and "drawn by the caller" in text
