@@ -207,3 +207,15 @@ def test_model_new_carries_state_and_draws_like_model(tmp_path: Path) -> None:
             torch.testing.assert_close(new.hidden, model.hidden, rtol=1e-4, atol=1e-5)
         else:
             assert text.count("torch.randn(") >= 2 and "drawn by the caller" in text
+
+
+def test_the_whole_model_example_set() -> None:
+    from graph.config import load
+
+    repo = MODELS.parent.parent.parent
+    stems = {f.stem for f in MODELS.glob("*.py")}
+    assert stems == {"mlp", "residual_block", "gpt_block", "lstm", "gru", "rnn_state"}
+    wf = load(MODELS.parent).workflow("models")
+    root = load(repo).workflow("pytorch_models")
+    assert root.root == MODELS.parent and root.sizes == wf.sizes and root.files() == wf.files()
+    assert root.region("lstm").values == wf.region("lstm").values == {"num_layers": 2, "n_embd": 32, "n_head": 4}
