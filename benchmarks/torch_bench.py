@@ -15,7 +15,9 @@ and the table says so), then times all three side by side in one run with
 runs). It prints a table with the speedups over eager and their geometric means.
 ``--compare OUT2`` adds a column: the ModelNew of the same file from another run
 (e.g. ``out/matmul_generated``, the generated tiled matmul instead of cuBLAS),
-checked and timed in the same run.
+checked and timed in the same run. A ModelNew that runs as a CUDA graph
+(``ModelNew.cuda_graphs``, whole models without draws or state) is also timed with
+the graphs off, in the "no-graph ms" column.
 
 ``--dry-run`` runs on a CPU: the Triton interpreter, the sizes the workflow
 validated at (read from ``OUT/golden/<stem>/case0.json``), ``torch.compile``
@@ -56,6 +58,7 @@ class Row:
     compile_ms: float | None = None
     ours_ms: float | None = None
     alt_ms: float | None = None
+    plain_ms: float | None = None  # ours with ModelNew.cuda_graphs off (kernels launched one by one)
     status: str = "ok"
 
     def speedup(self, other: float | None) -> float | None:
@@ -198,6 +201,10 @@ def _measure(row: Row, model: Any, new: Any, inputs: list[Any], dry_run: bool,
             row.compile_ms = timer(lambda: compiled(*inputs))
         if not why:
             row.ours_ms = timer(lambda: new(*inputs))
+            if getattr(new, "cuda_graphs", False) and not dry_run:
+                new.cuda_graphs = False
+                row.plain_ms = timer(lambda: new(*inputs))
+                new.cuda_graphs = True
 
 
 def bench_module(out_dir: Path, path: Path, dry_run: bool, timer: Callable[[Callable[[], Any]], float],
@@ -241,8 +248,12 @@ def table(rows: Sequence[Row], note: str, alt_label: str | None = None) -> str:
              f"{'compile/eager':>14} {'ours/eager':>11}  status", "-" * 100]
     if alt_label:
         lines[2] = lines[2].replace("  status", f" {alt_label + ' ms':>14} {alt_label[:9] + '/eager':>16}  status")
+    plain = any(r.plain_ms for r in rows)
+    if plain:
+        lines[2] = lines[2].replace("  status", f" {'no-graph ms':>12}  status")
     for r in rows:
         extra = f" {ms(r.alt_ms):>14} {x(r.speedup(r.alt_ms)):>16}" if alt_label else ""
+        extra += f" {ms(r.plain_ms):>12}" if plain else ""
         lines.append(f"{r.module:<22} {ms(r.eager_ms):>10} {ms(r.compile_ms):>11} {ms(r.ours_ms):>10} "
                      f"{x(r.speedup(r.compile_ms)):>14} {x(r.speedup(r.ours_ms)):>11}{extra}  {r.status}")
     gc = geomean([r.speedup(r.compile_ms) or 0 for r in rows])

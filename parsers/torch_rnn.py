@@ -103,7 +103,8 @@ class _Recurrent:
         out_shape = lw.item_shape(node, 0)
         hn_shape = lw.item_shape(node, 1)
         self.seq = _Layout(bool(batch_first), out_shape[1 if batch_first else 0], out_shape[0 if batch_first else 1])
-        self.hidden = hn_shape[2]
+        w_hh = self.params[1]
+        self.hidden = w_hh.shape[1] if isinstance(w_hh, TVal) and w_hh.rank == 2 else hn_shape[2]
         self.dtype = lw.dtype(node, 0)
         self.x = x
         self.gates = GATES[cell]

@@ -298,6 +298,14 @@ def render_model_new(kernel: ir.Kernel, source: Path, out_dir: Path, notes: Sequ
     launcher = Path(out_dir) / launcher_path(kernel)
     source_text = Path(source).read_text() if Path(source).is_file() else ""
     launcher_text = launcher.read_text() if launcher.is_file() else ""
+    graphs_why = _graphs_off(kernel, launcher_text)
+    if graphs_why:
+        head.append(f"# Host plan: CUDA graphs off ({graphs_why}); kernels launch one by one.")
+    else:
+        head += ["# Host plan: on a GPU the forward is one CUDA graph per input shape, captured on the first call",
+                 "# and replayed after (ModelNew.cuda_graphs = False turns it off); intermediates are allocated",
+                 "# once per shape in the graph's memory pool."]
+    head.append("# Weights are read where they are: no copies or transposes per call.")
     text = "\n".join(head) + f'''
 """ModelNew for {source.name}: Model's constructor and parameters, forward by generated Triton code."""
 
@@ -335,8 +343,21 @@ _launch = getattr(_module("kt_triton_{stem}", "<kernel-translate: {Path(launcher
 
 '''
     text += _TAIL.format(body=chr(10).join("            " + ln for ln in body), model_name=model_name,
-                         get_inputs=get_inputs, get_init=get_init)
+                         get_inputs=get_inputs, get_init=get_init, graphs=not graphs_why,
+                         graphs_why=graphs_why or "on where the inputs are on a GPU")
     return text
+
+
+def _graphs_off(kernel: ir.Kernel, launcher_text: str) -> str:
+    """Why the forward cannot be replayed as a CUDA graph ("" when it can)."""
+    bindings = [p.binding or "" for p in kernel.params]
+    if any(b.startswith("random:") for b in bindings):
+        return "the forward draws random numbers, which must come from the generator on every call"
+    if any(b.startswith("state:") for b in bindings):
+        return "the forward updates the model's state, stored back on the host after each call"
+    if re.search(r"\.item\(\)|\.cpu\(\)|\.tolist\(\)|synchronize\(", launcher_text):
+        return "the launcher reads values back on the host during the call"
+    return ""
 
 
 def _literal(text: str) -> str:
@@ -369,21 +390,66 @@ def _store(module: torch.nn.Module, key: str, value: torch.Tensor) -> None:
         setattr(owner, name, value)
 
 
+def _on_gpu(inputs: tuple[Any, ...]) -> bool:
+    tensors = [t for t in inputs if isinstance(t, torch.Tensor)]
+    return bool(tensors) and all(t.is_cuda for t in tensors)
+
+
+def _graphed(module: Any, inputs: tuple[Any, ...]) -> Any:
+    """The forward as a CUDA graph: captured once per input shape (after a warm-up call that
+    compiles the kernels), replayed on later calls with the inputs copied into the captured
+    ones. Intermediates live in the graph's memory pool, allocated once per shape. Returns
+    copies of the outputs, so a later call does not overwrite them."""
+    key = tuple((tuple(t.shape), t.dtype, t.device) if isinstance(t, torch.Tensor) else repr(t) for t in inputs)
+    graphs = module.__dict__.setdefault("_kt_graphs", {{}})
+    if key not in graphs:
+        static = tuple(t.clone() if isinstance(t, torch.Tensor) else t for t in inputs)
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            module.run_kernels(*static)
+        torch.cuda.current_stream().wait_stream(side)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            out = module.run_kernels(*static)
+        graphs[key] = (graph, static, out)
+    graph, static, out = graphs[key]
+    for s, t in zip(static, inputs):
+        if isinstance(t, torch.Tensor):
+            s.copy_(t)
+    graph.replay()
+    return tuple(o.clone() for o in out) if isinstance(out, tuple) else out.clone()
+
+
 def model_new_class(base: type) -> type:
     """ModelNew over any Model class (e.g. one loaded at other sizes)."""
 
     class ModelNew(base):  # type: ignore[misc,valid-type]
+        cuda_graphs = CUDA_GRAPHS  # set False (on the class or an instance) to launch kernel by kernel
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             _check_init(base, args, kwargs)
             super().__init__(*args, **kwargs)
 
         def forward(self, *inputs: Any) -> Any:
+            if self.cuda_graphs and _on_gpu(inputs):
+                return _graphed(self, inputs)
+            return self.run_kernels(*inputs)
+
+        def run_kernels(self, *inputs: Any) -> Any:
+            """One call of the generated kernels (no CUDA graph)."""
 {body}
+
+        def reset_cuda_graphs(self) -> None:
+            """Forget the captured graphs (after replacing a parameter tensor: the graphs read
+            parameters where they were at capture; load_state_dict copies in place and keeps them)."""
+            self.__dict__.pop("_kt_graphs", None)
 
     ModelNew.__qualname__ = "ModelNew"
     return ModelNew
 
 
+# CUDA graphs: {graphs_why}
+CUDA_GRAPHS = {graphs}
 Model = source.{model_name}
 ModelNew = model_new_class(Model)
 get_inputs = {get_inputs}
