@@ -31,6 +31,7 @@ from graph.yamlcheck import did_you_mean
 from parsers.base import ParseError
 from parsers.fortran import parse_files
 from targets.base import TARGETS, Unsupported, get_renderer
+from targets.torch_module import host_plan, launcher_path
 from translate import ir
 from translate.analysis import analyze, loop_report
 from translate.schedule import Schedule
@@ -433,6 +434,9 @@ class WorkflowRun:
                 model_file, why_not = self._model_new.get(region["name"], (None, "Triton was not rendered"))
             extra = {"ops": ops_entry(kernel, notes) if isinstance(kernel, ir.Kernel) else [],
                      "model_new": model_file, **({"model_new_reason": why_not} if why_not else {})}
+            if model_file and isinstance(kernel, ir.Kernel):
+                launcher = self.out_dir / launcher_path(kernel)
+                extra["host_plan"] = host_plan(kernel, launcher.read_text() if launcher.is_file() else "")
         status = "translated"
         if region.get("agent"):  # the compiler's reason stays; the translation, if any, is the agent's
             accepted = any(e.get("status") in ("validated", "pending") for e in targets.values())

@@ -111,8 +111,8 @@ def load_regions(workflow: Workflow, files: Sequence[Path],
             if held:  # sizes the kernel is built for (parsers.torch_load.held_sizes): pinned from here on
                 sizes = {k: v for k, v in sizes.items() if k not in held}
                 options = {**options, "values": {**options.get("values", {}), **held}}
-                kernel = replace(kernel, notes=(*kernel.notes, "held sizes (the kernel is built for them; every "
-                                                "trial keeps them): " + ", ".join(f"{k}={v}" for k, v in held.items())))
+                kernel = replace(kernel, notes=(*kernel.notes, "held sizes: " + ", ".join(
+                    f"{k}={v}" for k, v in held.items()) + " (the kernel is built for them; every trial keeps them)"))
             regions[kernel.name] = TorchRegion(kernel, path, sizes, options,
                                                [init_value(t) for t in got.get("init_inputs", [])],
                                                tuple(int(i) for i in got.get("size_args", [])),

@@ -120,7 +120,13 @@ def render_markdown(workflow: str, regions: list[dict[str, Any]], notes: list[st
                 why.append(f"- {t}: {entry['status']}: {entry['reason']}")
             if entry.get("schedule") and entry["schedule"] != "as analysed":
                 why.append(f"- {t}: schedule {entry['schedule']}")
-        for loop in r.get("loops", []):
+        if "ops" in r:  # a PyTorch region: how each op runs, and the generated module around them
+            why += [f"- {o['runs_as']}{' (' + o['target'] + ')' if o.get('target') else ''}: {o['op']}"
+                    for o in r["ops"] if o["runs_as"] != "note" or "held sizes" in o["op"] or "state" in o["op"]]
+            if r.get("model_new"):
+                why.append(f"- ModelNew: `{r['model_new']}`" + (f"; host plan: {r['host_plan']}"
+                                                                 if r.get("host_plan") else ""))
+        for loop in r.get("loops", []) if "ops" not in r else []:
             directive = f" [{loop['directive']}]" if loop.get("directive") else ""
             why.append(f"- loop `{loop['var']}` (line {loop['line']}): {loop['kind']}{directive}: {loop['reason']}")
         if why:
