@@ -26,6 +26,7 @@ from typing import Any
 
 from graph.charts import Point, roofline_svg, speedup_svg
 from graph.report_html import render_html
+from targets.torch_module import NOTE_PREFIXES
 from validation.atomic import write_atomic
 
 TARGET_KEYS = ("status", "reason", "max_abs_err", "max_rel_err", "rel_l2_err", "trials", "files")
@@ -121,7 +122,7 @@ def render_markdown(workflow: str, regions: list[dict[str, Any]], notes: list[st
             if entry.get("schedule") and entry["schedule"] != "as analysed":
                 why.append(f"- {t}: schedule {entry['schedule']}")
         if "ops" in r:  # a PyTorch region: how each op runs, and the generated module around them
-            why += [f"- {o['runs_as']}{' (' + o['target'] + ')' if o.get('target') else ''}: {o['op']}"
+            why += [f"- {o['runs_as']}{' (' + o['target'] + ')' if o.get('target') else ''}: {_bare(o['op'])}"
                     for o in r["ops"] if o["runs_as"] != "note" or "held sizes" in o["op"] or "state" in o["op"]]
             if r.get("model_new"):
                 why.append(f"- ModelNew: `{r['model_new']}`" + (f"; host plan: {r['host_plan']}"
@@ -137,6 +138,12 @@ def render_markdown(workflow: str, regions: list[dict[str, Any]], notes: list[st
     if notes:
         lines += ["## Notes", "", *(f"- {n}" for n in notes), ""]
     return "\n".join(lines)
+
+
+def _bare(op: str) -> str:
+    """An op's note without the frontend's own prefix ("generated kernel: ...")."""
+    head, sep, rest = op.partition(": ")
+    return rest if sep and head.lower() in NOTE_PREFIXES else op
 
 
 def _ms(v: float | None) -> str:

@@ -50,7 +50,7 @@ from translate import ir
 
 _LIBRARY = re.compile(r"\b(library|cublas|cudnn|vendor|torch\.|aten\.|extern)\b", re.IGNORECASE)
 # note prefixes of the frontend and the renderers ("generated kernel: fused relu -> out (nest 1)")
-_PREFIXES = {"generated kernel": "generated kernel", "library call": "library call", "library": "library call",
+NOTE_PREFIXES = {"generated kernel": "generated kernel", "library call": "library call", "library": "library call",
              "library/template": "library op (per target: vendor call or generated template)",
              "template": "generated kernel", "capture": "note", "held sizes": "note", "state": "note",
              "recurrent": "host loop"}
@@ -80,8 +80,8 @@ def classify_ops(notes: Sequence[str], kernel: ir.Kernel | None = None) -> list[
             continue
         seen.add(note)
         prefix = note.split(":", 1)[0].strip().lower() if ":" in note else ""
-        if prefix in _PREFIXES:
-            kind = _PREFIXES[prefix]
+        if prefix in NOTE_PREFIXES:
+            kind = NOTE_PREFIXES[prefix]
         else:
             kind = "library call" if _LIBRARY.search(note) else "generated kernel" if _KERNEL.search(note) else "note"
         ops.append({"op": note, "runs_as": kind})
