@@ -166,10 +166,45 @@ def _build(out_dir: Path, stem: str, mod: ModuleType, dry_run: bool, device: Any
     return model, news[0], inputs, news[1]
 
 
-def _check(fn: Callable[..., Any], inputs: list[Any], want: Any) -> str:
+def _tensors(module: Any) -> dict[str, Any]:
+    """The tensors a forward may update (buffers and plain tensor attributes), by key."""
+    import torch
+
+    found = {f"{prefix}.{attr}" if prefix else attr: value for prefix, sub in module.named_modules()
+             for attr, value in vars(sub).items() if isinstance(value, torch.Tensor)}
+    return found | dict(module.named_buffers())
+
+
+def _restore(module: Any, saved: dict[str, Any]) -> None:
+    import torch
+
+    for key, value in saved.items():
+        owner = module
+        *path, name = key.split(".")
+        for part in path:
+            owner = getattr(owner, part)
+        current = getattr(owner, name)
+        if current.shape == value.shape:
+            with torch.no_grad():
+                current.copy_(value)
+        else:
+            setattr(owner, name, value.clone())
+
+
+def _call(fn: Callable[..., Any], module: Any, saved: dict[str, Any], inputs: list[Any]) -> Any:
+    """One call from the same start as the reference call: the module's state as saved and the
+    generator seeded (stateful models and models that draw random numbers in forward)."""
+    import torch
+
+    _restore(module, saved)
+    torch.manual_seed(1234)
+    return fn(*inputs)
+
+
+def _check(fn: Callable[..., Any], module: Any, saved: dict[str, Any], inputs: list[Any], want: Any) -> str:
     """Why ``fn``'s output does not match ``want`` ("" when it does)."""
     try:
-        return _mismatch(fn(*inputs), want)
+        return _mismatch(_call(fn, module, saved, inputs), want)
     except Exception as exc:
         return f"{type(exc).__name__}: {exc}"
 
@@ -181,19 +216,20 @@ def _measure(row: Row, model: Any, new: Any, inputs: list[Any], dry_run: bool,
     import torch
 
     with torch.no_grad():
-        want = model(*inputs)
+        saved = {k: v.detach().clone() for k, v in _tensors(model).items()}
+        want = _call(model, model, saved, inputs)
         if alt is not None:
-            awhy = _check(alt, inputs, want)
+            awhy = _check(alt, alt, saved, inputs, want)
             if awhy:
                 row.status = f"compared not timed, output mismatch: {awhy}"[:160]
             else:
                 row.alt_ms = timer(lambda: alt(*inputs))
-        why = _check(new, inputs, want)
+        why = _check(new, new, saved, inputs, want)
         if why:
             row.status = (row.status + "; " if row.status != "ok" else "") + \
                 f"ours not timed, output mismatch: {why}"[:160]
         compiled = torch.compile(model, backend="aot_eager" if dry_run else "inductor")
-        cwhy = _check(compiled, inputs, want)
+        cwhy = _check(compiled, model, saved, inputs, want)
         if cwhy:
             row.status = (row.status + "; " if row.status != "ok" else "") + f"torch.compile: {cwhy}"[:120]
         row.eager_ms = timer(lambda: model(*inputs))
