@@ -44,11 +44,11 @@ def held_sizes(program: Any, kernel: ir.Kernel | ir.Opaque) -> dict[str, Any]:
     """The sizes the kernel is built for and cannot take as a parameter: a layer count (one
     recurrent layer per iteration of the model's own loop), a head count that is no axis of
     any tensor, the trip count of a Python loop in ``forward``. Looked for only when the
-    program re-loaded at a different-size trial's sizes lowers to another kernel: then each
-    size is changed alone (by the trial rules in turn, until the program lowers; never to
-    another size's value), and those that change the kernel are held (pinned at their value
-    in every trial; ``ModelNew``'s constructor guard keeps them where they are constructor
-    arguments)."""
+    program re-loaded at the different-size trial's sizes (the first rule at which it
+    lowers) gives another kernel: then each size is changed alone (by the trial rules in
+    turn, until the program lowers; never to another size's value), and those that change
+    the kernel are held (pinned at their value in every trial; ``ModelNew``'s constructor
+    guard keeps them where they are constructor arguments)."""
     if not isinstance(kernel, ir.Kernel) or not program.sizes:
         return {}
 
@@ -59,8 +59,8 @@ def held_sizes(program: Any, kernel: ir.Kernel | ir.Opaque) -> dict[str, Any]:
             return None
         return out if isinstance(out, ir.Kernel) else None
 
-    others = (lowered(apply_rule(rule, program.sizes)) for rule, _ in SIZE_RULES)
-    if all(other is None or _same_kernel(kernel, other) for other in others):
+    other = next((k for k in (lowered(apply_rule(rule, program.sizes)) for rule, _ in SIZE_RULES) if k), None)
+    if other is None or _same_kernel(kernel, other):  # the trial's sizes (the first rule that lowers) fit
         return {}
     held: dict[str, Any] = {}
     taken = {v for v in program.sizes.values() if isinstance(v, int)}
