@@ -33,8 +33,6 @@ def matmul_decls(r: CStyleRenderer, op: ir.Extern) -> tuple[ir.Array, ir.Array, 
         if d.rank < 2 or d.rank not in (2, c.rank) or (d.rank > 2 and d.layout is not ir.Layout.RIGHT):
             raise r.unsupported(op, f"matmul operand {d.name}: rank {d.rank} {d.layout.value} "
                                     f"(output rank {c.rank})")
-    if c.rank > 3:
-        raise r.unsupported(op, "matmul with more than one batch dimension")
     return a, b, c
 
 
@@ -61,7 +59,8 @@ def cuda_launch_matmul(r: CStyleRenderer, buf: CodeBuffer, seg: DeviceExtern) ->
         buf.line(f"const int mm_m = {r.expr(c.shape[-2])};")
         buf.line(f"const int mm_n = {r.expr(c.shape[-1])};")
         buf.line(f"const int mm_k = {r.expr(contraction.inner_extent(op, a))};")
-        buf.line(f"const int mm_batch = {r.expr(c.shape[0]) if c.rank == 3 else '1'};")
+        batch = " * ".join(f"({r.expr(e)})" for e in c.shape[:-2]) or "1"
+        buf.line(f"const int mm_batch = {batch};  // the batch dims, flattened (row-major)")
         buf.line("// element strides: A (batch, m, k), B (batch, k, n), C (batch, m, n)")
         buf.line(f"const KtMatmulStrides mm_s{{{', '.join(strides)}}};")
         buf.line(f"KT_CUDA_CHECK((kt_matmul<{r.ctype(c.dtype)}, {acc}>({cname(a.name)}, {cname(b.name)}, "
@@ -83,9 +82,11 @@ def kokkos_matmul_function(r: CStyleRenderer, buf: CodeBuffer, seg: DeviceExtern
         params.append("const int mm_k")
         args.append(r.expr(k))
 
+    nb = c.rank - 2  # batch dims: one flattened MDRange index z, split back inside
+
     def ix(d: ir.Array, first: str, second: str, trans: bool) -> str:
         pair = (second, first) if trans else (first, second)
-        return ", ".join((("z",) if d.rank == 3 else ()) + pair)
+        return ", ".join(tuple(f"z{k}" for k in range(nb) if d.rank > 2) + pair)
 
     buf.line(f"// {seg.name}: matmul {a.name}{'^T' if ta else ''} @ {b.name}{'^T' if tb else ''} -> {c.name} "
              f"({r.where(op.line)}): MDRange over (batch, m, n), the k loop per element")
@@ -95,13 +96,18 @@ def kokkos_matmul_function(r: CStyleRenderer, buf: CodeBuffer, seg: DeviceExtern
         buf.line(f"const int mm_n = (int){cname(c.name)}.extent({rc - 1});")
         if not isinstance(k, ir.Expr):
             buf.line(f"const int mm_k = (int){cname(a.name)}.extent({a.rank - 2 if ta else a.rank - 1});")
-        buf.line(f"const int mm_batch = {'(int)' + cname(c.name) + '.extent(0)' if rc == 3 else '1'};")
+        batch = " * ".join(f"(int){cname(c.name)}.extent({k})" for k in range(nb)) or "1"
+        buf.line(f"const int mm_batch = {batch};")
         rank = "Kokkos::Rank<3, Kokkos::Iterate::Right, Kokkos::Iterate::Right>"
         buf.line(f'Kokkos::parallel_for("{seg.name}", Kokkos::MDRangePolicy<{rank}>({{0, 0, 0}}, '
                  "{mm_batch, mm_m, mm_n}),")
         with buf.indent(), buf.block("KOKKOS_LAMBDA(const int z, const int i, const int j)", closer="});"):
             if rc == 2:
                 buf.line("(void)z;")
+            for k in range(nb):
+                inner = " * ".join(f"(int){cname(c.name)}.extent({e})" for e in range(k + 1, nb))
+                q = f"z / ({inner})" if inner else "z"
+                buf.line(f"const int z{k} = {q}" + (f" % (int){cname(c.name)}.extent({k});" if k else ";"))
             buf.line(f"{acc} acc = 0;")
             with buf.block("for (int kk = 0; kk < mm_k; ++kk)"):
                 buf.line(f"acc += static_cast<{acc}>({cname(a.name)}({ix(a, 'i', 'kk', ta)})) * "
