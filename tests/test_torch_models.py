@@ -220,3 +220,50 @@ def test_the_whole_model_example_set() -> None:
     assert root.root == MODELS.parent and root.sizes == wf.sizes and root.files() == wf.files()
     assert root.region("lstm").values == wf.region("lstm").values
     assert root.region("lstm").values["num_layers"] == 3 and root.region("gru").values["num_layers"] == 2
+
+
+ATTENTION = '''import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, q, k, v):
+        att = torch.softmax(q @ k.transpose(-2, -1) * 0.125, dim=-1)
+        return att @ v
+
+
+B, H, T, D = 2, 3, 9, 8
+
+
+def get_inputs():
+    return [torch.randn(B, H, T, D), torch.randn(B, H, T, D), torch.randn(B, H, T, D)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+
+@pytest.mark.slow
+def test_batched_matmul_over_two_batch_dims_validates_with_kokkos(tmp_path: Path) -> None:
+    """Attention's (batch, head) matrix products run in the C++ targets too (flattened batch)."""
+    import json
+    import textwrap
+
+    from graph.cli import main
+
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / "attention.py").write_text(ATTENTION)
+    (tmp_path / "workflows.yaml").write_text(textwrap.dedent("""\
+        workflows:
+          a:
+            language: pytorch
+            sources: [models/*.py]
+            targets: [kokkos, cuda]
+            validate: {trials: 2}
+        """))
+    assert main(["run", str(tmp_path)]) == 0
+    doc = json.loads((tmp_path / "out" / "a" / "report.json").read_text())
+    targets = doc["regions"][0]["targets"]
+    assert targets["kokkos"]["status"] == "validated", targets["kokkos"]
+    assert targets["cuda"]["status"] in ("compiled", "validated"), targets["cuda"]
