@@ -267,3 +267,30 @@ def test_batched_matmul_over_two_batch_dims_validates_with_kokkos(tmp_path: Path
     targets = doc["regions"][0]["targets"]
     assert targets["kokkos"]["status"] == "validated", targets["kokkos"]
     assert targets["cuda"]["status"] in ("compiled", "validated"), targets["cuda"]
+
+
+def test_host_plan_and_the_report_say_how_a_model_runs(tmp_path: Path) -> None:
+    from graph.report import render_markdown
+    from targets.torch_module import host_plan
+
+    path = write(tmp_path, "stateful", STATEFUL)
+    kernel = lower_program(load_program(path, None), root=path.parent)
+    assert isinstance(kernel, ir.Kernel)
+    assert "CUDA graphs off" in host_plan(kernel, "") and "random" in host_plan(kernel, "")
+    layer, forward, inputs = RECURRENT["gru_bidirectional"]
+    consts = "\n".join(f"{k} = {v}" for k, v in RNN_SIZES.items())
+    gru = lower(write(tmp_path, "gru", module(forward, consts, inputs, init=f"self.rnn = {layer}")), RNN_SIZES)
+    assert "one CUDA graph per input shape" in host_plan(gru, "def gru(x):\n    pass\n")
+    assert "CUDA graphs off" in host_plan(gru, "n = int(flag.item())\n")  # a host read-back
+    region = {"name": "gru", "source": "models/gru.py", "line": 3, "status": "translated", "reason": None,
+              "targets": {"triton": {"status": "validated", "rel_l2_err": 1e-7, "trials": 4}},
+              "loops": [{"var": "step1", "line": 3, "kind": "serial", "reason": "time steps"}],
+              "ops": [{"op": "generated kernel: fused copy -> out (nest 1)", "runs_as": "generated kernel"},
+                      {"op": "recurrent: gru at models/gru.py:3 ...", "runs_as": "host loop"},
+                      {"op": "capture: torch.export", "runs_as": "note"}],
+              "model_new": "pytorch/gru_model.py", "host_plan": "on a GPU the forward is one CUDA graph"}
+    text = render_markdown("w", [region], [])
+    assert "- generated kernel: fused copy -> out (nest 1)" in text
+    assert "- host loop: gru at models/gru.py:3" in text
+    assert "ModelNew: `pytorch/gru_model.py`; host plan: on a GPU" in text
+    assert "loop `step1`" not in text and "capture: torch.export" not in text
