@@ -128,6 +128,8 @@ def _forward_body(kernel: ir.Kernel, symbol: str) -> list[str]:
     args: list[str] = []
     outputs: list[tuple[int, str]] = []
     states: list[tuple[str, str]] = []
+    outs_at: list[int] = []  # positions of the arguments the kernels write
+    kept_at: list[int] = []  # the model's tensors: a CUDA graph reads them where they are
     device = None
     for p in kernel.params:
         binding = p.binding or ""
@@ -153,6 +155,7 @@ def _forward_body(kernel: ir.Kernel, symbol: str) -> list[str]:
                 cast = "int" if p.dtype.is_int else "bool" if p.dtype == ir.DType.BOOL else "float"
                 args.append(f"{cast}(inputs[{i}])")
         elif kind == "param":
+            kept_at.append(len(args))
             args.append(f"_tensor(self, {rest!r}).detach().to(DEVICE).contiguous().reshape(-1)")
             device = device or f"_tensor(self, {rest!r}).device"
         elif kind == "random":  # drawn here, in the model's order, from torch's generator
@@ -164,6 +167,7 @@ def _forward_body(kernel: ir.Kernel, symbol: str) -> list[str]:
             assert isinstance(p, ir.Array)
             local = f"next_{len(states)}"
             lines.append(f"{local} = torch.empty({_new(p, names)})")
+            outs_at.append(len(args))
             args.append(f"{local}.reshape(-1)")
             states.append((rest, local))
         elif kind == "output":
@@ -172,6 +176,7 @@ def _forward_body(kernel: ir.Kernel, symbol: str) -> list[str]:
             local = f"out{int(rest)}"
             outputs.append((int(rest), local))
             lines.append(f"{local} = torch.empty({_new(p, names)})")
+            outs_at.append(len(args))
             args.append(f"{local}.reshape(-1)")
         elif kind == "dim":
             args.append(names[p.name])
@@ -179,7 +184,7 @@ def _forward_body(kernel: ir.Kernel, symbol: str) -> list[str]:
             raise ModelNewError(f"parameter '{p.name}' has no PyTorch binding ({binding or 'none'})")
     if not outputs:
         raise ModelNewError("the kernel has no output bound to the forward's result")
-    lines.append(f"_launch({', '.join(args)})")
+    lines.append(f"_kernels(self, ({', '.join(args)},), outputs={tuple(outs_at)}, kept={tuple(kept_at)})")
     lines = [ln.replace("DEVICE", device or "torch.device('cpu')") for ln in lines]
     lines += [f"_store(self, {key!r}, {local})" for key, local in states]
     outs = [local for _, local in sorted(outputs)]
@@ -301,7 +306,7 @@ def render_model_new(kernel: ir.Kernel, source: Path, out_dir: Path, notes: Sequ
     launcher = Path(out_dir) / launcher_path(kernel)
     source_text = Path(source).read_text() if Path(source).is_file() else ""
     launcher_text = launcher.read_text() if launcher.is_file() else ""
-    graphs_why = _graphs_off(kernel, launcher_text)
+    graphs_why = _graphs_off(launcher_text)
     head += ["# " + line for line in textwrap.wrap("Host plan: " + host_plan(kernel, launcher_text), 100)]
     text = "\n".join(head) + f'''
 """ModelNew for {source.name}: Model's constructor and parameters, forward by generated Triton code."""
@@ -347,22 +352,20 @@ _launch = getattr(_module("kt_triton_{stem}", "<kernel-translate: {Path(launcher
 
 def host_plan(kernel: ir.Kernel, launcher_text: str) -> str:
     """What ModelNew does on the host around the kernels, in words (its header and the report)."""
-    why = _graphs_off(kernel, launcher_text)
+    why = _graphs_off(launcher_text)
     graphs = (f"CUDA graphs off ({why}); kernels launch one by one, torch's caching allocator reuses "
               "intermediates." if why else
-              "on a GPU the forward is one CUDA graph per input shape, captured on the first call and replayed "
-              "after (ModelNew.cuda_graphs = False turns it off); intermediates are allocated once per shape in "
-              "the graph's memory pool.")
+              "on a GPU the kernels' launch is one CUDA graph per input shape, captured on the first call and "
+              "replayed after (ModelNew.cuda_graphs = False turns it off); intermediates are allocated once per "
+              "shape in the graph's memory pool.")
+    if any((p.binding or "").startswith(("random:", "state:")) for p in kernel.params):
+        graphs += " Random draws and the model's state are made and stored around the launch, on every call."
     return graphs + " Weights are read where they are: no copies or transposes per call."
 
 
-def _graphs_off(kernel: ir.Kernel, launcher_text: str) -> str:
-    """Why the forward cannot be replayed as a CUDA graph ("" when it can)."""
-    bindings = [p.binding or "" for p in kernel.params]
-    if any(b.startswith("random:") for b in bindings):
-        return "the forward draws random numbers, which must come from the generator on every call"
-    if any(b.startswith("state:") for b in bindings):
-        return "the forward updates the model's state, stored back on the host after each call"
+def _graphs_off(launcher_text: str) -> str:
+    """Why the launch cannot be replayed as a CUDA graph ("" when it can). Random draws and the
+    model's state are made and stored outside the graph, so they do not prevent it."""
     if re.search(r"\.item\(\)|\.cpu\(\)|\.tolist\(\)|synchronize\(", launcher_text):
         return "the launcher reads values back on the host during the call"
     return ""
@@ -398,35 +401,38 @@ def _store(module: torch.nn.Module, key: str, value: torch.Tensor) -> None:
         setattr(owner, name, value)
 
 
-def _on_gpu(inputs: tuple[Any, ...]) -> bool:
-    tensors = [t for t in inputs if isinstance(t, torch.Tensor)]
-    return bool(tensors) and all(t.is_cuda for t in tensors)
-
-
-def _graphed(module: Any, inputs: tuple[Any, ...]) -> Any:
-    """The forward as a CUDA graph: captured once per input shape (after a warm-up call that
-    compiles the kernels), replayed on later calls with the inputs copied into the captured
-    ones. Intermediates live in the graph's memory pool, allocated once per shape. Returns
-    copies of the outputs, so a later call does not overwrite them."""
-    key = tuple((tuple(t.shape), t.dtype, t.device) if isinstance(t, torch.Tensor) else repr(t) for t in inputs)
+def _kernels(module: Any, args: tuple[Any, ...], outputs: tuple[int, ...], kept: tuple[int, ...]) -> None:
+    """Launch the kernels on ``args`` (``outputs``: the positions the kernels write; ``kept``:
+    the model's own tensors, which a graph reads where they are at capture). On a GPU
+    with ``module.cuda_graphs`` the launch is a CUDA graph per shape of the arguments: captured
+    on the first call (after a warm-up launch that compiles the kernels), then replayed with
+    the arguments that moved copied into the captured ones and the outputs copied out.
+    Intermediates live in the graph's memory pool, allocated once per shape. Random draws and
+    the model's state are read and stored around this call, so they behave as without graphs."""
+    tensors = [a for a in args if isinstance(a, torch.Tensor)]
+    if not (module.cuda_graphs and tensors and all(t.is_cuda for t in tensors)):
+        _launch(*args)
+        return
+    key = tuple((tuple(a.shape), a.dtype, a.device) if isinstance(a, torch.Tensor) else a for a in args)
     graphs = module.__dict__.setdefault("_kt_graphs", {{}})
     if key not in graphs:
-        static = tuple(t.clone() if isinstance(t, torch.Tensor) else t for t in inputs)
+        static = tuple(a.clone() if isinstance(a, torch.Tensor) and k not in kept else a for k, a in enumerate(args))
         side = torch.cuda.Stream()
         side.wait_stream(torch.cuda.current_stream())
         with torch.cuda.stream(side):
-            module.run_kernels(*static)
+            _launch(*static)
         torch.cuda.current_stream().wait_stream(side)
         graph = torch.cuda.CUDAGraph()
         with torch.cuda.graph(graph):
-            out = module.run_kernels(*static)
-        graphs[key] = (graph, static, out)
-    graph, static, out = graphs[key]
-    for s, t in zip(static, inputs):
-        if isinstance(t, torch.Tensor):
-            s.copy_(t)
+            _launch(*static)
+        graphs[key] = (graph, static)
+    graph, static = graphs[key]
+    for k, (s, a) in enumerate(zip(static, args)):
+        if isinstance(a, torch.Tensor) and k not in outputs and s.data_ptr() != a.data_ptr():
+            s.copy_(a)
     graph.replay()
-    return tuple(o.clone() for o in out) if isinstance(out, tuple) else out.clone()
+    for k in outputs:
+        args[k].copy_(static[k])
 
 
 def model_new_class(base: type) -> type:
@@ -439,17 +445,10 @@ def model_new_class(base: type) -> type:
             super().__init__(*args, **kwargs)
 
         def forward(self, *inputs: Any) -> Any:
-            if self.cuda_graphs and _on_gpu(inputs):
-                return _graphed(self, inputs)
-            return self.run_kernels(*inputs)
-
-        def run_kernels(self, *inputs: Any) -> Any:
-            """One call of the generated kernels (no CUDA graph)."""
 {body}
 
         def reset_cuda_graphs(self) -> None:
-            """Forget the captured graphs (after replacing a parameter tensor: the graphs read
-            parameters where they were at capture; load_state_dict copies in place and keeps them)."""
+            """Forget the captured graphs (they are captured again on the next call)."""
             self.__dict__.pop("_kt_graphs", None)
 
     ModelNew.__qualname__ = "ModelNew"

@@ -78,7 +78,13 @@ def test_forward_calls_only_the_launcher(generated: tuple[Path, Path]) -> None:
     allowed = {"torch.empty", "torch.float32", "torch.device"}
     used = set(re.findall(r"torch\.\w+", body))
     assert used <= allowed, used - allowed
-    assert "_launch(" in body and "fused elementwise kernel" in text.split('"""')[0]
+    assert "_kernels(self, (" in body and "fused elementwise kernel" in text.split('"""')[0]
+    # the launch helper runs the launcher, directly or as a CUDA graph, and no torch compute op
+    helper = text.split("def _kernels(", 1)[1].split("\ndef ", 1)[0]
+    assert "_launch(*args)" in helper and "_launch(*static)" in helper
+    assert set(re.findall(r"torch\.[\w.]+", helper)) <= {"torch.Tensor", "torch.cuda.Stream", "torch.cuda.stream",
+                                                          "torch.cuda.current_stream", "torch.cuda.CUDAGraph",
+                                                          "torch.cuda.graph"}
     # the file carries the model file and the launcher: no path to either, nothing of this machine
     assert "proj" not in text and "swish_triton.py'" not in text and "Path(__file__)" not in text
     assert "# Inference only" in text
