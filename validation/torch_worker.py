@@ -141,6 +141,7 @@ def run_case(source: str, attempts: Sequence[tuple[str, dict[str, Any]]], seed: 
     ``module``, ``init``), passed only when there are any."""
     import torch  # deferred: torch takes seconds to import; only the paths that use it pay
 
+    # deferred: both import torch; only the reference call needs them
     from parsers.torch_random import DrawRecorder
     from parsers.torch_state import snapshot
 
