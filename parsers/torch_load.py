@@ -41,7 +41,7 @@ def _same_kernel(a: ir.Kernel | ir.Opaque, b: ir.Kernel | ir.Opaque) -> bool:
             and (a.params, a.locals, a.body, a.result) == (b.params, b.locals, b.body, b.result))
 
 
-HELD_SEARCH_CPU_S = 240.0  # CPU seconds the search may take: a large model's file still loads in time
+HELD_SEARCH_CPU_S = 240.0  # the loader's CPU seconds after which the search stops (the file's limit is 600)
 
 
 def held_sizes(program: Any, kernel: ir.Kernel | ir.Opaque, budget_s: float = HELD_SEARCH_CPU_S) -> dict[str, Any]:
@@ -52,9 +52,9 @@ def held_sizes(program: Any, kernel: ir.Kernel | ir.Opaque, budget_s: float = HE
     lowers) gives another kernel: then each size is changed alone (by the trial rules in
     turn, until the program lowers; never to another size's value), and those that change
     the kernel are held (pinned at their value in every trial; ``ModelNew``'s constructor
-    guard keeps them where they are constructor arguments). The search stops after
-    ``budget_s`` CPU seconds with what it found (each try is a capture: a deep network's
-    capture takes long); the different-size trial then says what else differs."""
+    guard keeps them where they are constructor arguments). The search stops once the
+    process has used ``budget_s`` CPU seconds, with what it found (each try is a capture, and
+    a deep network's capture takes long); the different-size trial then says what differs."""
     if not isinstance(kernel, ir.Kernel) or not program.sizes:
         return {}
 
@@ -65,7 +65,6 @@ def held_sizes(program: Any, kernel: ir.Kernel | ir.Opaque, budget_s: float = HE
             return None
         return out if isinstance(out, ir.Kernel) else None
 
-    start = time.process_time()
     other = next((k for k in (lowered(apply_rule(rule, program.sizes)) for rule, _ in SIZE_RULES) if k), None)
     if other is None or _same_kernel(kernel, other):  # the trial's sizes (the first rule that lowers) fit
         return {}
@@ -73,7 +72,7 @@ def held_sizes(program: Any, kernel: ir.Kernel | ir.Opaque, budget_s: float = HE
     taken = {v for v in program.sizes.values() if isinstance(v, int)}
     for name, value in program.sizes.items():
         for rule, _ in SIZE_RULES:
-            if time.process_time() - start > budget_s:
+            if time.process_time() > budget_s:
                 return held
             bumped = _bump(rule, value)
             if bumped in taken:  # two extents equal by chance may share a symbol: another kernel, not a held size
