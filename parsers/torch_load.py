@@ -55,7 +55,7 @@ def held_sizes(program: Any, kernel: ir.Kernel | ir.Opaque, budget_s: float = HE
     guard keeps them where they are constructor arguments). The search stops once the
     process has used ``budget_s`` CPU seconds, with what it found (each try is a capture, and
     a deep network's capture takes long); the different-size trial then says what differs."""
-    if not isinstance(kernel, ir.Kernel) or not program.sizes:
+    if not isinstance(kernel, ir.Kernel) or not program.sizes or time.process_time() > budget_s:
         return {}
 
     def lowered(sizes: Mapping[str, Any]) -> ir.Kernel | None:
