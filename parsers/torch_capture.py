@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
@@ -89,8 +90,11 @@ def _shot(model: torch.nn.Module, inputs: list[object], notes: list[str]) -> Sho
             kwargs: dict[str, object] = {}
             if dynamic:
                 kwargs["dynamic_shapes"] = ({k: dyn(v) for k, v in params.items()}, tuple(dyn(v) for v in args))
-            ep = torch.export.export(wrapper, (params, args), strict=False, **kwargs)  # type: ignore[arg-type]
-            ep = ep.run_decompositions(_decompositions())
+            with warnings.catch_warnings():  # torch's notes on its own recurrent modules' internals
+                warnings.filterwarnings("ignore", message=r"The tensor attributes .* were assigned during export")
+                warnings.filterwarnings("ignore", message=r".*isinstance\(treespec, LeafSpec\)", category=FutureWarning)
+                ep = torch.export.export(wrapper, (params, args), strict=False, **kwargs)  # type: ignore[arg-type]
+                ep = ep.run_decompositions(_decompositions())
         except Exception as err:  # export raises many kinds of errors
             errors.append(f"{method}: {type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}")
             continue
