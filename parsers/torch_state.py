@@ -48,14 +48,18 @@ def snapshot(model: torch.nn.Module) -> dict[str, torch.Tensor]:
 
 def updated_keys(model: torch.nn.Module, inputs: Sequence[object]) -> list[str]:
     """The keys of the tensors one ``forward`` call reassigns or updates in place, found by
-    calling it on a copy of the model (the model itself is not touched)."""
-    twin = copy.deepcopy(model)
-    before = model_tensors(twin)
-    versions = {k: v._version for k, v in before.items()}
-    args = [a.clone() if isinstance(a, torch.Tensor) else a for a in inputs]
-    with torch.no_grad():
-        twin(*args)
-    after = model_tensors(twin)
+    calling it on a copy of the model (the model itself is not touched); none when the copy
+    or the call fails."""
+    try:
+        twin = copy.deepcopy(model)
+        before = model_tensors(twin)
+        versions = {k: v._version for k, v in before.items()}
+        args = [a.clone() if isinstance(a, torch.Tensor) else a for a in inputs]
+        with torch.no_grad():
+            twin(*args)
+        after = model_tensors(twin)
+    except Exception:  # a model that cannot be copied or called this way: capture says what fails
+        return []
     return [k for k, v in before.items() if k in after and (after[k] is not v or v._version != versions[k])]
 
 
