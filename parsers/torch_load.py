@@ -97,12 +97,13 @@ def size_init_args(program: Any, kernel: ir.Kernel | ir.Opaque) -> tuple[int, ..
       lowers to the identical kernel: whatever else it feeds enters the kernel through the
       dimension scalars only (and the validation runs the kernel at those sizes).
 
-    Anything else (no sizes to vary, a failure, a different kernel) qualifies nothing."""
+    Anything else (no sizes to vary, a failure, a different kernel, the loader past
+    ``HELD_SEARCH_CPU_S`` of CPU time) qualifies nothing."""
     import torch  # deferred: the rest of the loader's answer does not need it
 
     init = list(program.init_inputs)
     ints = [i for i, v in enumerate(init) if isinstance(v, int) and not isinstance(v, bool)]
-    if not ints or not isinstance(kernel, ir.Kernel) or not program.sizes:
+    if not ints or not isinstance(kernel, ir.Kernel) or not program.sizes or time.process_time() > HELD_SEARCH_CPU_S:
         return ()
 
     def shapes(args: list[Any]) -> dict[str, tuple[int, ...]] | None:
