@@ -127,7 +127,9 @@ def test_dims_from_parameters_and_scalar_inputs() -> None:
     assert "d_n = int(_tensor(self, 'fc.weight').shape[0])" in text
     assert "float(inputs[1])" in text
     assert "out0 = torch.empty((d_b, d_n), dtype=torch.float32, device=inputs[0].device)" in text
-    assert "_launch(inputs[0].contiguous().reshape(-1), float(inputs[1]), _tensor(self, 'fc.weight')" in text
+    assert ("_kernels(self, (inputs[0].contiguous().reshape(-1), float(inputs[1]), "
+            "_tensor(self, 'fc.weight').detach().to(inputs[0].device)") in text
+    assert "outputs=(3,), kept=(2,))" in text  # out0 is written; the weight is the model's own
     ops = classify_ops(("matmul x @ fc_weight^T as a library call (cuBLAS through torch)",), k)
     assert ops == [{"op": "matmul x @ fc_weight^T as a library call (cuBLAS through torch)",
                     "runs_as": "library call"}]
