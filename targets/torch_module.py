@@ -317,6 +317,7 @@ import inspect
 import linecache
 import sys
 import types
+import warnings
 from typing import Any
 
 import torch
@@ -423,8 +424,15 @@ def _kernels(module: Any, args: tuple[Any, ...], outputs: tuple[int, ...], kept:
             _launch(*static)
         torch.cuda.current_stream().wait_stream(side)
         graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph):
-            _launch(*static)
+        try:
+            with torch.cuda.graph(graph):
+                _launch(*static)
+        except Exception as exc:  # not capturable here: launch one by one from now on
+            warnings.warn(f"ModelNew: CUDA graph capture failed ({{type(exc).__name__}}: {{exc}}); "
+                          "kernels launch one by one", RuntimeWarning, stacklevel=2)
+            module.cuda_graphs = False
+            _launch(*args)
+            return
         graphs[key] = (graph, static)
     graph, static = graphs[key]
     for k, (s, a) in enumerate(zip(static, args)):
