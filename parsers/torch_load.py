@@ -41,10 +41,31 @@ def _same_kernel(a: ir.Kernel | ir.Opaque, b: ir.Kernel | ir.Opaque) -> bool:
             and (a.params, a.locals, a.body, a.result) == (b.params, b.locals, b.body, b.result))
 
 
+class Lowerings:
+    """Programs re-loaded and lowered at other sizes, each once: the held-size search and the
+    size-argument check both need the first different-size rule's kernel."""
+
+    def __init__(self) -> None:
+        self.done: dict[str, tuple[Any, ir.Kernel | None]] = {}
+
+    def get(self, program: Any, sizes: Mapping[str, Any]) -> tuple[Any, ir.Kernel | None]:
+        """(the program at ``sizes``, its kernel), either None where it does not load or lower."""
+        key = json.dumps([sorted(sizes.items()), sorted(program.options.items())], default=repr)
+        if key not in self.done:
+            try:
+                again = load_program(program.path, sizes, **program.options)
+                kernel = lower_program(again)
+                self.done[key] = (again, kernel if isinstance(kernel, ir.Kernel) else None)
+            except Exception:
+                self.done[key] = (None, None)
+        return self.done[key]
+
+
 HELD_SEARCH_CPU_S = 240.0  # the loader's CPU seconds after which the search stops (the file's limit is 600)
 
 
-def held_sizes(program: Any, kernel: ir.Kernel | ir.Opaque, budget_s: float = HELD_SEARCH_CPU_S) -> dict[str, Any]:
+def held_sizes(program: Any, kernel: ir.Kernel | ir.Opaque, budget_s: float = HELD_SEARCH_CPU_S,
+               lowerings: Lowerings | None = None) -> dict[str, Any]:
     """The sizes the kernel is built for and cannot take as a parameter: a layer count (one
     recurrent layer per iteration of the model's own loop), a head count that is no axis of
     any tensor, the trip count of a Python loop in ``forward``. Looked for only when the
@@ -58,12 +79,10 @@ def held_sizes(program: Any, kernel: ir.Kernel | ir.Opaque, budget_s: float = HE
     if not isinstance(kernel, ir.Kernel) or not program.sizes or time.process_time() > budget_s:
         return {}
 
+    cache = lowerings or Lowerings()
+
     def lowered(sizes: Mapping[str, Any]) -> ir.Kernel | None:
-        try:
-            out = lower_program(load_program(program.path, sizes, **program.options))
-        except Exception:
-            return None
-        return out if isinstance(out, ir.Kernel) else None
+        return cache.get(program, sizes)[1]
 
     other = next((k for k in (lowered(apply_rule(rule, program.sizes)) for rule, _ in SIZE_RULES) if k), None)
     if other is None or _same_kernel(kernel, other):  # the trial's sizes (the first rule that lowers) fit
@@ -85,7 +104,7 @@ def held_sizes(program: Any, kernel: ir.Kernel | ir.Opaque, budget_s: float = HE
     return held
 
 
-def size_init_args(program: Any, kernel: ir.Kernel | ir.Opaque) -> tuple[int, ...]:
+def size_init_args(program: Any, kernel: ir.Kernel | ir.Opaque, lowerings: Lowerings | None = None) -> tuple[int, ...]:
     """Positions of the integer constructor arguments that provably only set sizes, so
     ModelNew may be built with other values of them. An argument qualifies when both hold:
 
@@ -127,13 +146,10 @@ def size_init_args(program: Any, kernel: ir.Kernel | ir.Opaque) -> tuple[int, ..
                 break
     if not shape_only:
         return ()
+    cache = lowerings or Lowerings()
     for rule, _ in SIZE_RULES:
-        try:
-            again = load_program(program.path, apply_rule(rule, program.sizes), **program.options)
-            kernel2 = lower_program(again)
-        except Exception:
-            continue
-        if not isinstance(kernel2, ir.Kernel):  # does not build or lower at these sizes: the next rule
+        again, kernel2 = cache.get(program, apply_rule(rule, program.sizes))
+        if again is None or kernel2 is None:  # does not build or lower at these sizes: the next rule
             continue
         changed = [i for i in shape_only if i < len(again.init_inputs) and again.init_inputs[i] != init[i]]
         return tuple(changed) if changed and _same_kernel(kernel, kernel2) else ()
@@ -162,8 +178,9 @@ def load_one(job: dict[str, Any]) -> dict[str, Any]:
                            f"the PyTorch frontend failed: {type(exc).__name__}: {exc}",
                            ir.Origin(job["rel"], program.forward_line))
     held: dict[str, Any] = {}
+    lowerings = Lowerings()
     try:
-        held = held_sizes(program, kernel)
+        held = held_sizes(program, kernel, lowerings=lowerings)
         if held:
             options = dict(job["options"])
             options["values"] = {**options.get("values", {}), **held}
@@ -174,7 +191,7 @@ def load_one(job: dict[str, Any]) -> dict[str, Any]:
     size_args: tuple[int, ...] = ()
     if job["size_args"]:
         try:
-            size_args = size_init_args(program, kernel)
+            size_args = size_init_args(program, kernel, lowerings)
         except Exception:  # the guard then requires every argument unchanged
             size_args = ()
     shapes = [list(s) for s in program.input_shapes.values()] if program.input_shapes is not None else None
