@@ -16,7 +16,7 @@ from typing import Any
 from validation import sandbox
 from validation.processes import WALL_CAP_FACTOR, one_thread, py_env, run_process
 
-LOAD_CPU_S = 600  # CPU seconds a file may take to load, capture and lower
+LOAD_CPU_S = 1200  # CPU seconds a file may take to load, capture and lower (a deep network captures twice)
 
 
 class Unrepresentable:
