@@ -16,6 +16,7 @@ from parsers.torch_load import held_sizes
 from parsers.torch_random import DrawRecorder
 from parsers.torch_state import snapshot
 from tests.test_torch_frontend import check, lower, module, write
+from tests.test_torch_module import _import
 from tests.torch_ir_eval import evaluate
 from translate import ir
 
@@ -142,18 +143,6 @@ def test_held_sizes_find_the_layer_count_only(tmp_path: Path) -> None:
 
 MODELS = Path(__file__).resolve().parent.parent / "examples" / "pytorch_models" / "models"
 SMALL = {"batch_size": 3, "seq_len": 9, "input_size": 7, "hidden_size": 6, "num_classes": 4, "output_size": 5}
-
-
-def _import(path: Path) -> object:
-    import importlib.util
-    import sys
-
-    spec = importlib.util.spec_from_file_location(f"kt_models_{path.stem}", path)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    spec.loader.exec_module(mod)
-    return mod
 
 
 @pytest.mark.slow
