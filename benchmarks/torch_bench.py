@@ -166,37 +166,15 @@ def _build(out_dir: Path, stem: str, mod: ModuleType, dry_run: bool, device: Any
     return model, news[0], inputs, news[1]
 
 
-def _tensors(module: Any) -> dict[str, Any]:
-    """The tensors a forward may update (buffers and plain tensor attributes), by key."""
-    import torch
-
-    found = {f"{prefix}.{attr}" if prefix else attr: value for prefix, sub in module.named_modules()
-             for attr, value in vars(sub).items() if isinstance(value, torch.Tensor)}
-    return found | dict(module.named_buffers())
-
-
-def _restore(module: Any, saved: dict[str, Any]) -> None:
-    import torch
-
-    for key, value in saved.items():
-        owner = module
-        *path, name = key.split(".")
-        for part in path:
-            owner = getattr(owner, part)
-        current = getattr(owner, name)
-        if current.shape == value.shape:
-            with torch.no_grad():
-                current.copy_(value)
-        else:
-            setattr(owner, name, value.clone())
-
-
 def _call(fn: Callable[..., Any], module: Any, saved: dict[str, Any], inputs: list[Any]) -> Any:
     """One call from the same start as the reference call: the module's state as saved and the
     generator seeded (stateful models and models that draw random numbers in forward)."""
     import torch
 
-    _restore(module, saved)
+    sys.path.insert(0, str(REPO))
+    from parsers.torch_state import restore  # deferred: torch only, and only for this check
+
+    restore(module, saved)
     torch.manual_seed(1234)
     return fn(*inputs)
 
@@ -216,7 +194,11 @@ def _measure(row: Row, model: Any, new: Any, inputs: list[Any], dry_run: bool,
     import torch
 
     with torch.no_grad():
-        saved = {k: v.detach().clone() for k, v in _tensors(model).items()}
+        sys.path.insert(0, str(REPO))
+        from parsers.torch_state import model_tensors  # deferred: torch only, and only for this check
+
+        saved = {k: v.detach().clone() for k, v in model_tensors(model).items()  # what a forward may update
+                 if not isinstance(v, torch.nn.Parameter)}
         want = _call(model, model, saved, inputs)
         if alt is not None:
             awhy = _check(alt, alt, saved, inputs, want)

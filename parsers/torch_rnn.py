@@ -16,6 +16,7 @@ row. Gate order and formulas are torch's (``nn.LSTM``, ``nn.GRU``, ``nn.RNN``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -68,7 +69,8 @@ def _array(lw: Lowerer, v: object, what: str) -> str:
     return arr.array
 
 
-def _parallel2(lw: Lowerer, rows: Expr, cols: Expr, body: callable, reason: str) -> ir.Loop:  # type: ignore[valid-type]
+def _parallel2(lw: Lowerer, rows: Expr, cols: Expr, body: Callable[[Var, Var], list[ir.Stmt]],
+               reason: str) -> ir.Loop:
     bi, j = lw.names.fresh("b"), lw.names.fresh("j")
     inner = ir.Loop(j, ZERO, cols, ONE, tuple(body(Var(bi, I32), Var(j, I32))), ir.LoopKind.PARALLEL,
                     reason=reason)

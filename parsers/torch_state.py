@@ -41,6 +41,21 @@ def get_tensor(model: torch.nn.Module, key: str) -> torch.Tensor:
     return obj
 
 
+def restore(model: torch.nn.Module, saved: dict[str, torch.Tensor]) -> None:
+    """Put saved values back: copied in place where the shape agrees, else set as the attribute."""
+    for key, value in saved.items():
+        owner: object = model
+        *path, name = key.split(".")
+        for part in path:
+            owner = getattr(owner, part)
+        current = getattr(owner, name)
+        if current.shape == value.shape:
+            with torch.no_grad():
+                current.copy_(value)
+        else:
+            setattr(owner, name, value.clone())
+
+
 def snapshot(model: torch.nn.Module) -> dict[str, torch.Tensor]:
     """Every tensor of the model, detached copies (the state before or after a call)."""
     return {k: v.detach().clone() for k, v in model_tensors(model).items()}
