@@ -36,7 +36,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from region_table import cpu_table, gpu_table  # noqa: E402
+from region_table import GPU_TIMED, cpu_table, gpu_table  # noqa: E402
 
 from translate import ir  # noqa: E402
 from validation.costs import Work, work  # noqa: E402
@@ -131,8 +131,10 @@ def plan(args: argparse.Namespace) -> int:
             name = region["name"]
             if args.region and name not in args.region:
                 continue
-            ok = [t for t in ("cuda", "triton") if region.get("targets", {}).get(t, {}).get("status")
+            ok = [t for t in GPU_TIMED if region.get("targets", {}).get(t, {}).get("status")
                   in ("validated", "compiled")]
+            if not set(ok) - {"kokkos"}:  # Kokkos alone is timed here already
+                continue
             if not ok:
                 continue
             kernel = run.analysed(name)  # as the renderers see it (a GPU-side search re-renders)
@@ -180,6 +182,7 @@ def gpu(args: argparse.Namespace) -> int:
     from graph.optimize_steps import gpu_call
     from validation.ceilings import load_or_measure
     from validation.profile import precision, rates, time_on_gpu
+    from validation.toolchains import find_kokkos
 
     if not torch.cuda.is_available():
         print("region_bench gpu: no CUDA GPU", file=sys.stderr)
@@ -194,6 +197,15 @@ def gpu(args: argparse.Namespace) -> int:
     plans = [pickle.loads(p.read_bytes()) for p in sorted(plan_dir.glob("*.pkl"))]
     plans = sorted((d for d in plans if not order or d["region"] in order),
                    key=lambda d: order.index(d["region"]) if d["region"] in order else 0)  # in the order given
+    kokkos = find_kokkos()
+    if kokkos is None or not kokkos.device:  # the plan's Kokkos was validated on the CPU: time it only on a GPU
+        print("region_bench gpu: no Kokkos built for a GPU (set Kokkos_ROOT to one): Kokkos not timed",
+              file=sys.stderr)
+        for d in plans:
+            d["targets"] = [t for t in d["targets"] if t != "kokkos"]
+    else:
+        print(f"region_bench gpu: Kokkos {kokkos.version} ({', '.join(kokkos.backends)}) from {kokkos.include}",
+              file=sys.stderr)
     _prebuild_cuda(plans, plan_dir / ".cache")
     results: list[dict[str, Any]] = []
     kernels: dict[str, ir.Kernel] = {}
@@ -270,7 +282,7 @@ def _charts(results: list[dict[str, Any]], ceilings: Any, plan_dir: Path) -> Non
 
     points, bars = [], []
     for r in results:
-        for t in ("cuda", "triton"):
+        for t in GPU_TIMED:
             d = r.get(t)
             if isinstance(d, dict) and "time_s" in d and r["bytes"]:
                 points.append(Point(r["region"], t, r["flops"] / r["bytes"], d["gflops"]))

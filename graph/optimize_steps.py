@@ -37,7 +37,7 @@ from validation.ceilings import load_or_measure
 from validation.compare import compare
 from validation.costs import Work, case_env, work
 from validation.inputs import Case, make_case
-from validation.profile import build_cuda_entry, cuda_call, precision, rates, time_on_gpu, triton_call
+from validation.profile import build_cuda_entry, cuda_call, kokkos_call, precision, rates, time_on_gpu, triton_call
 from validation.runners import candidate_job, run_candidate_cases, run_reference_cases
 from validation.signature import reduces, signature
 
@@ -155,6 +155,11 @@ def gpu_call(target: str, files_dir: Path, kernel: ir.Kernel, pc: ProfileCase, c
     if target == "cuda":
         lib = build_cuda_entry(src, kernel, signature(kernel), cache_dir)
         call, _ = cuda_call(lib, kernel, pc.sig, pc.case.scalars, _arrays(pc))
+    elif target == "kokkos":  # a Kokkos built for the GPU (Kokkos_ROOT), the data resident there
+        build = build_candidate("kokkos", files_dir, kernel, cache_dir)
+        if not build.ok or build.artifact is None:
+            raise RuntimeError(f"the Kokkos build failed: {build.reason}")
+        call, _ = kokkos_call(build.artifact, kernel, pc.sig, pc.case.scalars, _arrays(pc), cache_dir)
     else:
         call, _ = triton_call(src, kernel, pc.sig, pc.case.scalars, _arrays(pc))
     return call

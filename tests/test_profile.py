@@ -99,6 +99,32 @@ def test_cpu_timers_run_the_reference_and_the_kokkos_shim(tmp_path: Path) -> Non
     assert t.runs >= 3 and 0 < t.median_s < 1.0
 
 
+@pytest.mark.skipif(toolchains.find_kokkos() is None or shutil.which("cc") is None, reason="needs Kokkos and cc")
+def test_kokkos_call_runs_on_the_registered_buffers_not_the_host_arrays(tmp_path: Path) -> None:
+    """The profiling call of a Kokkos shim binds its weak ``kt_present`` to the present table:
+    the kernels read and write the registered buffers (device memory on a GPU backend; here
+    other host arrays), and the host arrays stay as they were (no copies in or out)."""
+    from tests.kt_hand_kernels import daxpy
+    from validation.profile import kokkos_call
+
+    k = daxpy()
+    out = tmp_path / "out"
+    get_renderer("kokkos").render(k).write(out)
+    lib = build_candidate("kokkos", out / "kokkos", k, tmp_path / "cache")
+    assert lib.ok, lib.reason
+    case = make_case(k, {"n": 1000}, {"da": 2.0, "incx": 1, "incy": 1}, {}, seed=5)
+    sig = signature(k, case.env)
+    host = {n: a.copy() for n, a in case.arrays.items()}
+    dev = {n: np.ascontiguousarray(a.reshape(-1, order="F")) + 1.0 for n, a in case.arrays.items()}
+    want = dev["dy"] + 2.0 * dev["dx"]
+    call, got = kokkos_call(lib.artifact, k, sig, case.scalars, host, tmp_path / "cache", dev=dev)
+    call()
+    assert got is dev
+    np.testing.assert_allclose(dev["dy"], want, rtol=1e-14)
+    for n, a in case.arrays.items():  # untouched: a shim that copied would have changed dy here
+        np.testing.assert_array_equal(host[n], a)
+
+
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="no nvcc")
 def test_cuda_entry_compiles_with_result_and_char_arguments(tmp_path: Path) -> None:
     for src in (DOT, AXPY):
@@ -134,6 +160,14 @@ def test_gpu_calls_compute_the_right_numbers(tmp_path: Path) -> None:
     calls = {"cuda": cuda_call(build_cuda_entry(cu, k, sig, tmp_path / "cache"), k, sig, case.scalars,
                                dict(case.arrays)),
              "triton": triton_call(out / "triton" / "daxpy_triton.py", k, sig, case.scalars, dict(case.arrays))}
+    kokkos = toolchains.find_kokkos()
+    if kokkos is not None and kokkos.device:  # a Kokkos built for the GPU (Kokkos_ROOT)
+        from validation.profile import kokkos_call
+
+        get_renderer("kokkos").render(k).write(out)
+        lib = build_candidate("kokkos", out / "kokkos", k, tmp_path / "cache")
+        assert lib.ok, lib.reason
+        calls["kokkos"] = kokkos_call(lib.artifact, k, sig, case.scalars, dict(case.arrays), tmp_path / "cache")
     for target, (call, dev) in calls.items():
         call()  # one call on fresh device copies: dy + 2 dx
         torch.cuda.synchronize()

@@ -118,6 +118,8 @@ def configure_args(info: TargetInfo) -> list[str]:
         args.append(f"-DCMAKE_PREFIX_PATH={os.environ['CMAKE_PREFIX_PATH']}")
     if "nvcc" in info.toolchain and shutil.which("nvcc"):
         args.append(f"-DCMAKE_CUDA_COMPILER={shutil.which('nvcc')}")
+    if "kokkos" in info.toolchain and (k := toolchains.find_kokkos()) is not None and (cxx := k.cxx_compiler()):
+        args.append(f"-DCMAKE_CXX_COMPILER={cxx}")  # a CUDA-backend Kokkos compiles with its nvcc_wrapper
     return args
 
 
@@ -126,11 +128,14 @@ def _tool_dirs(info: TargetInfo) -> list[Path]:
     (and where an nvcc wrapper script execs to)."""
     dirs = [Path(p) for var in (info.package_root, "CMAKE_PREFIX_PATH") if var and os.environ.get(var)
             for p in os.environ[var].split(os.pathsep) if p]
-    if "nvcc" in info.toolchain and shutil.which("nvcc"):
+    kokkos = toolchains.find_kokkos() if "kokkos" in info.toolchain else None
+    if ("nvcc" in info.toolchain or (kokkos is not None and kokkos.cxx_compiler())) and shutil.which("nvcc"):
         nvcc = Path(shutil.which("nvcc") or "nvcc").resolve()
         dirs += [nvcc.parent.parent, *map(Path, _nvcc_targets(nvcc))]
-    if "kokkos" in info.toolchain and (k := toolchains.find_kokkos()) is not None:
-        dirs += [Path(k.include), Path(k.lib_dir)]
+    if kokkos is not None:
+        dirs += [Path(kokkos.include), Path(kokkos.lib_dir)]
+        if cxx := kokkos.cxx_compiler():
+            dirs.append(Path(cxx).parent)
     return [d for d in dict.fromkeys(dirs) if d.exists()]
 
 

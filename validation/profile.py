@@ -193,6 +193,71 @@ def cuda_call(lib: Path, kernel: ir.Kernel, sig: dict[str, Any], scalars: dict[s
     return call, dev
 
 
+# The data-region entry a generated Kokkos shim looks for (weak ``kt_present``): here a table of
+# host addresses standing for device buffers, so a profiled call runs its kernels on
+# device-resident data with no copies, as inside a migrated program's data region.
+PRESENT_TABLE_C = """\
+#include <stddef.h>
+#define KT_MAX 256
+static const void* kt_host[KT_MAX];
+static void* kt_dev[KT_MAX];
+static size_t kt_bytes[KT_MAX];
+static int kt_n;
+void kt_profile_register(const void* host, void* dev, size_t bytes) {
+    if (kt_n < KT_MAX) { kt_host[kt_n] = host; kt_dev[kt_n] = dev; kt_bytes[kt_n] = bytes; kt_n++; }
+}
+void kt_profile_clear(void) { kt_n = 0; }
+void* kt_present(const void* host, size_t bytes, int writes) {
+    (void)writes;
+    for (int i = kt_n - 1; i >= 0; i--)
+        if (kt_host[i] == host && bytes <= kt_bytes[i]) return kt_dev[i];
+    return NULL;
+}
+"""
+
+
+def present_table(cache_dir: Path, timeout: float = 120) -> ctypes.CDLL:
+    """:data:`PRESENT_TABLE_C` built (cached) and loaded with its symbols global, so that a
+    Kokkos library loaded after it binds its ``kt_present`` to the table."""
+    build = compile_cached("kokkos-present", ["cc", "-O2", "-shared", "-fPIC", "present.c", "-o", "{out}"],
+                           PRESENT_TABLE_C, cache_dir, timeout, {"present.c": PRESENT_TABLE_C})
+    if not build.ok or build.artifact is None:
+        raise RuntimeError(f"cc failed for the present table: {build.reason}")
+    return ctypes.CDLL(str(build.artifact), mode=ctypes.RTLD_GLOBAL)
+
+
+def kokkos_call(lib: Path, kernel: ir.Kernel, sig: dict[str, Any], scalars: dict[str, Any],
+                arrays: dict[str, np.ndarray], cache_dir: Path, dev: dict[str, Any] | None = None) -> DeviceCall:
+    """The ``kt_NAME`` shim of a Kokkos library built for a GPU backend, its arrays resident
+    on the device (:func:`present_table`): a call launches the kernels and fences. ``dev``:
+    the buffers to use instead of device copies of ``arrays`` (torch tensors, or numpy arrays
+    for a host backend), laid out as the shim's arrays."""
+    table = present_table(cache_dir)
+    table.kt_profile_clear()
+    dev = _device_arrays(sig, arrays) if dev is None else dev
+    host = {p["name"]: arrays[p["name"]] for p in sig["params"] if p["kind"] == "array"}
+    worker._prepare(sig, host)
+    for name, a in host.items():
+        d = dev[name]
+        address = d.data_ptr() if hasattr(d, "data_ptr") else d.ctypes.data
+        table.kt_profile_register(ctypes.c_void_p(a.ctypes.data), ctypes.c_void_p(address), ctypes.c_size_t(a.nbytes))
+    fn = getattr(ctypes.CDLL(str(lib)), f"kt_{kernel.name.lower()}")
+    args: list[Any] = []
+    argtypes: list[Any] = []
+    for p in sig["params"]:
+        if p["kind"] == "array":
+            args.append(ctypes.c_void_p(host[p["name"]].ctypes.data))
+            argtypes.append(ctypes.c_void_p)
+            continue
+        ct = worker._CTYPES[p["dtype"]] if p["dtype"] != "bool" else ctypes.c_bool
+        arg, argtype, _ = worker.scalar_arg(p, scalars[p["name"]], ct)
+        args.append(arg)
+        argtypes.append(argtype)
+    fn.argtypes = argtypes
+    fn.restype = worker._CTYPES[sig["result"]] if sig["result"] else None
+    return (lambda: fn(*args)), dev
+
+
 def time_on_gpu(call: Callable[[], object], reps: int = 30, budget_s: float = 3.0) -> Timing:
     """``time_gpu`` with the repetitions cut so that slow calls stay within about
     ``budget_s`` (at least 5 runs; a call over half the budget is timed once, by

@@ -311,9 +311,9 @@ def run_candidate_cases(target: str, files_dir: Path, kernel: ir.Kernel, cases: 
         return [RunResult(False, b.status, b.reason, log=b.log) for _ in cases]
     info = TARGETS[target]
     gpu = toolchains.has_gpu() if gpu is None else gpu
-    if info.needs_gpu_to_run and not gpu:
-        return [RunResult(True, "compiled", "built; no CUDA GPU here to run it", log=b.log) for _ in cases]
     job = candidate_job(target, b.artifact, kernel, gpu)
+    if (info.needs_gpu_to_run or job.get("gpu")) and not gpu:
+        return [RunResult(True, "compiled", "built; no GPU here to run it", log=b.log) for _ in cases]
     if job["mode"] == "triton":
         env = {} if gpu else {"TRITON_INTERPRET": "1"}
         return _call(job, kernel, cases, workdir, timeout, "candidate", env, sigs)
@@ -326,4 +326,5 @@ def candidate_job(target: str, artifact: Path, kernel: ir.Kernel, gpu: bool) -> 
     entry = info.symbol(kernel.name)
     if info.runner == "triton":
         return {"mode": "triton", "lib": str(artifact), "entry": entry, "device": "cuda" if gpu else "cpu"}
-    return {"mode": "ctypes", "lib": str(artifact), "entry": entry, "gpu": info.gpu}
+    on_gpu = info.gpu or (target == "kokkos" and (k := toolchains.find_kokkos()) is not None and k.device)
+    return {"mode": "ctypes", "lib": str(artifact), "entry": entry, "gpu": on_gpu}

@@ -35,6 +35,19 @@ class KokkosInfo:
     backends: tuple[str, ...]
     version: str
 
+    @property
+    def device(self) -> bool:
+        """Whether its default execution space is a GPU (a CUDA, HIP or SYCL backend)."""
+        return any(b in self.backends for b in ("Cuda", "Hip", "Sycl"))
+
+    def cxx_compiler(self) -> str | None:
+        """The compiler a code using this install must be built with: its ``nvcc_wrapper`` for a
+        CUDA backend (the install's ``bin/``), else None (the system's C++ compiler)."""
+        if "Cuda" not in self.backends:
+            return None
+        wrapper = Path(self.include).parent / "bin" / "nvcc_wrapper"
+        return str(wrapper) if wrapper.is_file() else None
+
 
 def _run(cmd: list[str], timeout: float = 30) -> tuple[int, str]:
     try:
