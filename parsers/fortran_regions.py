@@ -7,7 +7,9 @@ before it, ``call kt_data_end()`` after it (the ``kt_data`` runtime,
 Inside, the arrays passed to translations (and the module, COMMON and program variables the
 translations take) are *mapped*; host code that reads a mapped array gets
 ``call kt_update_host(a)`` before it, host code that may write one ``call kt_update_device(a)``
-after it, and only for that array. A host DO loop that calls no translation is one piece of host
+after it, and only for that array; a statement that sets one element of a mapped array and reads
+nothing of it (a probe reset, ``u(1, 1) = 2.0``) copies only that element to the device after
+it (``kt_update_device_part``). A host DO loop that calls no translation is one piece of host
 code: its copies go around the whole loop, not around each statement in it.
 
 A subroutine of the program that is not translated but calls translations (a driver such as a
@@ -365,8 +367,33 @@ def _updates(piece: object, plan: RegionPlan, routine: str, mapped: set[str], sc
     def update(side: str, name: str) -> str:
         return _update(side, name, sized=not hidden and name not in assumed)
 
+    element = None if construct or hidden else _element_write(piece, plan, routine, mapped)
+    after = [update("device", n) for n in sorted(written - {element})]
+    if element is not None:  # one element set on the host: nothing copied before, that element after
+        touched.discard(element)
+        after.append(f"call kt_update_device_part({piece.items[0]}, storage_size({element}, kind=c_size_t) / 8)")
     return [e for e in ((first, first - 1, first, [update("host", n) for n in sorted(touched)]),
-                        (last + 1, last, first, [update("device", n) for n in sorted(written)])) if e[3]]
+                        (last + 1, last, first, after)) if e[3]]
+
+
+def _element_write(stmt: object, plan: RegionPlan, routine: str, mapped: set[str]) -> str | None:
+    """The mapped array of which an assignment sets one element and reads nothing (``u(1, 1) =
+    2.0``: subscripts of literals and scalar variables only), or None. The host needs none of
+    that array's other values, so the device keeps them: only the element is copied after."""
+    if not isinstance(stmt, F.Assignment_Stmt) or not isinstance(stmt.items[0], F.Part_Ref):
+        return None
+    name = str(stmt.items[0].items[0]).lower()
+    subscripts = stmt.items[0].items[1]
+    if name not in mapped or walk(subscripts, (F.Subscript_Triplet, F.Part_Ref)):
+        return None
+    facts = plan.facts.routines.get(routine)
+    declared = {**plan.facts.module_arrays, **(facts.arrays if facts is not None else {})}
+    arrays = {n for n, is_array in declared.items() if is_array}
+    used = {str(n).lower() for n in walk(subscripts, F.Name)}
+    read = {str(n).lower() for n in walk(stmt.items[2], F.Name)}
+    if used & (arrays | mapped) or name in read or name in _host_reach(_names_outside(stmt, plan), plan):
+        return None
+    return name
 
 
 def _update(side: str, name: str, sized: bool) -> str:

@@ -21,8 +21,9 @@ FORTRAN = """\
 ! kt_update_host_range(a, bytes) before host code reads a, kt_update_device_range(a, bytes)
 ! after it writes a (bytes: size(a, kind=c_size_t) * storage_size(a) / 8); kt_update_host(a)
 ! and kt_update_device(a) for an array of unknown size (only the array passed to a translation
-! that holds a's first element); kt_data_suspend and kt_data_resume around host code that
-! calls translations unseen.
+! that holds a's first element); kt_update_device_part(a(i, j), bytes) after host code set
+! that element alone (the device keeps the rest); kt_data_suspend and kt_data_resume around
+! host code that calls translations unseen.
 module kt_data
   use, intrinsic :: iso_c_binding, only: c_size_t
   implicit none
@@ -51,6 +52,11 @@ module kt_data
       type(*), dimension(*) :: a
       integer(c_size_t), value :: bytes
     end subroutine kt_update_device_range
+    subroutine kt_update_device_part(a, bytes) bind(C, name="kt_update_device_part")
+      import :: c_size_t
+      type(*), dimension(*) :: a
+      integer(c_size_t), value :: bytes
+    end subroutine kt_update_device_part
   end interface
 end module kt_data
 """
@@ -226,6 +232,27 @@ extern "C" void kt_update_device_range(const void* host, std::size_t bytes) {
         if (overlaps(start, e, p, bytes)) refresh(start, e);
     }
 }
+
+// host code set [host, host + bytes) and read nothing else of its array (one element): those
+// bytes copied into the device buffer holding them, whose other bytes stay newer there; where
+// no single buffer holds them, the others' device data goes to the host first, then the whole
+extern "C" void kt_update_device_part(const void* host, std::size_t bytes) {
+    const char* p = static_cast<const char*>(host);
+    auto it = holding(p, bytes);
+    if (it == region().entries.end()) {
+        std::vector<char> set(p, p + bytes);
+        kt_update_host_range(host, bytes);
+        std::memcpy(const_cast<char*>(p), set.data(), bytes);
+        kt_update_device_range(host, bytes);
+        return;
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    copy_part(p, it->second, static_cast<std::size_t>(p - it->first), bytes);
+    Region& r = region();
+    r.h2d += bytes;
+    r.copies_in += 1;
+    r.copy_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
 """
 
 KOKKOS = """\
@@ -238,6 +265,7 @@ KOKKOS = """\
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <string>
 #include <vector>
@@ -268,6 +296,13 @@ void copy_bytes(char* host, Entry& e, bool to_device) {
     Kokkos::fence();
 }
 
+// bytes of a host array copied into its device buffer at offset
+void copy_part(const char* host, Entry& e, std::size_t offset, std::size_t bytes) {
+    Kokkos::deep_copy(Kokkos::subview(e.device, std::make_pair(offset, offset + bytes)),
+                      HostBytes(const_cast<char*>(host), bytes));
+    Kokkos::fence();
+}
+
 }  // namespace
 
 """ + _COMMON
@@ -281,6 +316,7 @@ CUDA = """\
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <string>
 #include <vector>
@@ -317,6 +353,11 @@ char* device_data(Entry& e) { return e.device; }
 void copy_bytes(char* host, Entry& e, bool to_device) {
     check(to_device ? cudaMemcpy(e.device, host, e.bytes, cudaMemcpyHostToDevice)
                     : cudaMemcpy(host, e.device, e.bytes, cudaMemcpyDeviceToHost), "cudaMemcpy");
+}
+
+// bytes of a host array copied into its device buffer at offset
+void copy_part(const char* host, Entry& e, std::size_t offset, std::size_t bytes) {
+    check(cudaMemcpy(e.device + offset, host, bytes, cudaMemcpyHostToDevice), "cudaMemcpy");
 }
 
 }  // namespace

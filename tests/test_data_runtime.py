@@ -32,6 +32,7 @@ extern "C" void kt_data_resume();
 extern "C" void kt_update_host(const void* host);
 extern "C" void kt_update_host_range(const void* host, std::size_t bytes);
 extern "C" void kt_update_device_range(const void* host, std::size_t bytes);
+extern "C" void kt_update_device_part(const void* host, std::size_t bytes);
 
 extern "C" int scenario() {
     Kokkos::initialize();
@@ -79,6 +80,31 @@ extern "C" int scenario() {
         if (!failed && hi[1] != 5) failed = 12;
         kt_data_end();
     }
+    {   // one element set on the host: only it goes to the device, whose other values are newer
+        double c[4] = {1, 2, 3, 4};
+        kt_data_begin();
+        double* d = static_cast<double*>(kt_present(c, sizeof c, 1));
+        d[0] = 10;
+        d[3] = 40;  // a translation wrote the device copy; the host's is stale
+        c[2] = 33;  // the host sets one element, reading nothing of c
+        kt_update_device_part(c + 2, sizeof(double));
+        if (!failed && (d[2] != 33 || d[0] != 10 || d[3] != 40)) failed = 13;
+        kt_data_end();
+        if (!failed && (c[0] != 10 || c[2] != 33 || c[3] != 40)) failed = 14;
+        // parts of one array in two entries and the element's bytes across both: the device's
+        // newer values come to the host first, the element set is kept, then both are placed
+        double e[4] = {0, 0, 0, 0};
+        kt_data_begin();
+        double* lo = static_cast<double*>(kt_present(e, 2 * sizeof(double), 1));
+        double* hi = static_cast<double*>(kt_present(e + 2, 2 * sizeof(double), 1));
+        lo[0] = 1;
+        hi[1] = 4;
+        e[1] = 2;
+        e[2] = 3;
+        kt_update_device_part(e + 1, 2 * sizeof(double));
+        if (!failed && (lo[0] != 1 || lo[1] != 2 || hi[0] != 3 || hi[1] != 4)) failed = 15;
+        kt_data_end();
+    }
     Kokkos::finalize();
     return failed;
 }
@@ -103,6 +129,8 @@ subroutine host(n, a, b)
   call kt_update_host_range(b, size(b, kind=c_size_t) * storage_size(b) / 8)
   b(1, 1, 1) = a(1, 1)
   call kt_update_device_range(b, size(b, kind=c_size_t) * storage_size(b) / 8)
+  a(2, 1) = 1d0
+  call kt_update_device_part(a(2, 1), storage_size(a, kind=c_size_t) / 8)
   call kt_update_device(a)
 end subroutine host
 """

@@ -94,7 +94,8 @@ def _place(tmp_path: Path, main: str, translated: dict[str, frozenset[int]] = ST
     placed = place_regions(tmp_path / file, tmp_path, (tmp_path / file).read_text(), plan)
     # each update names the array's bytes (none here is assumed-size); the tests read them as kt_update_host(a)
     sized = list(re.finditer(SIZED, placed.text))
-    assert len(sized) == placed.text.count("call kt_update") and all(m[1] == m[2] == m[3] for m in sized)
+    parts = placed.text.count("call kt_update_device_part(")
+    assert len(sized) + parts == placed.text.count("call kt_update") and all(m[1] == m[2] == m[3] for m in sized)
     placed.text = re.sub(SIZED, r"(\1)", placed.text)
     return placed
 
@@ -105,13 +106,13 @@ def test_a_region_around_the_loop_with_updates_only_where_host_code_touches_arra
     text = placed.text
     assert "program p\n  use kt_data\n" in text
     assert "  call kt_data_begin()\n  do it = 1, 5\n" in text and "  end do\n  call kt_data_end()\n" in text
-    # s is a scalar passed by value: never mapped; b(1) = a(2) reads a and b, writes b
+    # s is a scalar passed by value: never mapped; b(1) = a(2) reads a and sets one element of b
     assert "kt_update_host(s)" not in text
-    assert ("      call kt_update_host(a)\n      call kt_update_host(b)\n      b(1) = a(2)\n"
-            "      call kt_update_device(b)\n") in text
+    assert ("      call kt_update_host(a)\n      b(1) = a(2)\n"
+            "      call kt_update_device_part(b(1), storage_size(b, kind=c_size_t) / 8)\n") in text
     # show is host code of the program that reads a: the host copy is brought up to date first
     assert "    call kt_update_host(a)\n    call show(n, a)\n    call kt_update_device(a)\n" in text
-    assert placed.updates == 5
+    assert placed.updates == 4
 
 
 def test_a_region_stays_open_through_a_driver_routine_and_its_host_loop_is_one_piece(tmp_path: Path) -> None:
@@ -202,3 +203,22 @@ def test_a_variable_named_size_keeps_the_updates_to_the_entry_form(tmp_path: Pat
     (tmp_path / "p.f90").write_text(main)
     text = place_regions(tmp_path / "p.f90", tmp_path, main, _plan(tmp_path, ("k.f90", "p.f90"))).text
     assert "    call kt_update_host(a)\n    call show(n, a)\n" in text and "_range" not in text
+
+
+def test_setting_one_element_on_the_host_copies_only_that_element(tmp_path: Path) -> None:
+    """A probe reset (``b(1) = 2.0``): the host needs nothing of b, the device keeps the rest of
+    it; a statement that reads b, sets a section or subscripts with an array still copies it
+    whole."""
+    part = "call kt_update_device_part({0}, storage_size(b, kind=c_size_t) / 8)"
+    (tmp_path / "k.f90").write_text(KERNELS)
+    for stmt, element in (("b(1) = 2.0d0", "b(1)"), ("b(it) = s * 2", "b(it)"), ("b(1) = b(2)", None),
+                          ("b(1:2) = 0d0", None), ("b(int(a(1))) = 1d0", None)):
+        (tmp_path / "p.f90").write_text(MAIN.replace("      b(1) = a(2)\n", f"      {stmt}\n"))
+        plan = _plan(tmp_path, ("k.f90", "p.f90"))
+        text = place_regions(tmp_path / "p.f90", tmp_path, (tmp_path / "p.f90").read_text(), plan).text
+        if element:
+            assert f"      {stmt}\n      {part.format(element)}\n" in text, text
+            assert "kt_update_host_range(b" not in text and "kt_update_device_range(b" not in text
+        else:
+            assert "kt_update_device_part" not in text
+            assert "call kt_update_host_range(b, " in text and "call kt_update_device_range(b, " in text
