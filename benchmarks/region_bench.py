@@ -179,9 +179,8 @@ def plan(args: argparse.Namespace) -> int:
 def gpu(args: argparse.Namespace) -> int:
     import torch
 
-    from graph.optimize_steps import gpu_call
     from validation.ceilings import load_or_measure
-    from validation.profile import precision, rates, time_on_gpu
+    from validation.profile import gpu_call, precision, rates, time_on_gpu
     from validation.toolchains import find_kokkos
 
     if not torch.cuda.is_available():
@@ -301,9 +300,9 @@ def _save_results(plan_dir: Path, ceilings: Any, results: list[dict[str, Any]]) 
 
 
 def _profile_case(doc: dict[str, Any], kernel: ir.Kernel) -> Any:
-    """The planned case of one region (``graph.optimize_steps.ProfileCase``), made again
+    """The planned case of one region (``validation.profile.ProfileCase``), made again
     from its seed at the planned sizes."""
-    from graph.optimize_steps import ProfileCase
+    from validation.profile import ProfileCase
 
     case = make_case(kernel, doc["sizes"], doc["values"], doc["inputs"], SEED, _local(Path(doc["root"])))
     sig = signature(kernel, case.env | {k: v for k, v in doc["sizes"].items() if k not in case.scalars})

@@ -32,12 +32,12 @@ from targets.base import TARGETS, Unsupported, get_renderer
 from translate import contraction, ir
 from translate.schedule import Schedule
 from validation import timed, toolchains
-from validation.builds import build_candidate, candidate_file
+from validation.builds import build_candidate
 from validation.ceilings import load_or_measure
 from validation.compare import compare
-from validation.costs import Work, case_env, work
+from validation.costs import case_env, work
 from validation.inputs import Case, make_case
-from validation.profile import build_cuda_entry, cuda_call, kokkos_call, precision, rates, time_on_gpu, triton_call
+from validation.profile import ProfileCase, gpu_call, precision, rates, time_on_gpu
 from validation.runners import candidate_job, run_candidate_cases, run_reference_cases
 from validation.signature import reduces, signature
 
@@ -54,14 +54,6 @@ LEVELS = {"cuda": (0, 1), "triton": (0, 1), "kokkos": (0, 1, 2)}
 # CUDA 2-D nests: runs of 8 (a stencil's default), 4 or 16 rows per thread, or a point; CUDA 1-D
 # nests: 1, 8, 4 or 16 iterations per thread (targets.cuda_points)
 PLANES = {"cuda": ((0, 1), (0, 8), (8, 4), (2, 16)), "triton": ((0, 1), (0, 8), (4, 4), (4, 8), (8, 4))}
-
-
-@dataclass(frozen=True)
-class ProfileCase:
-    case: Case
-    sig: dict[str, Any]
-    work: Work
-    sizes: dict[str, int]
 
 
 def profile_case(kernel: ir.Kernel, cfg: RegionConfig, opt: OptimizeConfig, root: Path) -> ProfileCase:
@@ -122,10 +114,6 @@ def runs_here(target: str) -> bool:
     return not TARGETS[target].gpu or toolchains.has_gpu()
 
 
-def _arrays(pc: ProfileCase) -> dict[str, Any]:
-    return {k: v.copy() for k, v in pc.case.arrays.items()}
-
-
 CPU_TIMING = {"reps": 5, "min_time_s": 0.1}
 
 
@@ -143,26 +131,6 @@ def time_target(target: str, files_dir: Path, kernel: ir.Kernel, pc: ProfileCase
         return r.seconds
 
     return time_on_gpu(gpu_call(target, files_dir, kernel, pc, cache_dir)).median_s
-
-
-def gpu_call(target: str, files_dir: Path, kernel: ir.Kernel, pc: ProfileCase, cache_dir: Path) -> Callable[[], object]:
-    """One call of the CUDA or Triton code in ``files_dir`` on a device-resident copy of the
-    profiling case (built, loaded and copied once; each call runs the kernels only)."""
-
-    src = candidate_file(target, files_dir, kernel.name)
-    if src is None:
-        raise FileNotFoundError(f"no {target} file for {kernel.name} in {files_dir}")
-    if target == "cuda":
-        lib = build_cuda_entry(src, kernel, signature(kernel), cache_dir)
-        call, _ = cuda_call(lib, kernel, pc.sig, pc.case.scalars, _arrays(pc))
-    elif target == "kokkos":  # a Kokkos built for the GPU (Kokkos_ROOT), the data resident there
-        build = build_candidate("kokkos", files_dir, kernel, cache_dir)
-        if not build.ok or build.artifact is None:
-            raise RuntimeError(f"the Kokkos build failed: {build.reason}")
-        call, _ = kokkos_call(build.artifact, kernel, pc.sig, pc.case.scalars, _arrays(pc), cache_dir)
-    else:
-        call, _ = triton_call(src, kernel, pc.sig, pc.case.scalars, _arrays(pc))
-    return call
 
 
 def time_reference(build: Any, kernel: ir.Kernel, pc: ProfileCase, workdir: Path) -> float | None:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "benchmarks"))
 
 from region_bench import parse_variants, time_rounds  # noqa: E402
 from region_table import gpu_table  # noqa: E402
@@ -62,3 +64,20 @@ def test_table_notes_rounds_that_disagree() -> None:
     text = gpu_table([row])
     assert "vscal triton: rounds 0.672 / 0.749 / 0.670 ms" in text
     assert "vscal cuda: rounds" not in text  # within 5%: not noted
+
+
+def test_the_gpu_side_imports_nothing_the_gpu_machine_lacks() -> None:
+    """The GPU machine has torch, triton, numpy and yaml but not the frontends' and the
+    application's packages: the golden check and the region benchmark's GPU step must import
+    without them."""
+    blocked = ("pydantic", "fparser", "langgraph", "openai", "typer", "rich")
+    code = ("import sys\n"
+            f"for name in {blocked!r}:\n    sys.modules[name] = None\n"
+            "sys.path.insert(0, 'benchmarks')\n"
+            "import validation.golden, validation.profile, graph.charts, region_bench\n"
+            "from validation.profile import ProfileCase, gpu_call\n"
+            "import torch\n"
+            "if not torch.cuda.is_available():  # the GPU step's imports run, then it stops: no GPU\n"
+            "    assert region_bench.main(['gpu', 'no-plan']) == 2\n")
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr

@@ -36,9 +36,11 @@ import numpy as np
 from targets.cuda import CudaRenderer
 from translate import ir
 from validation import worker
-from validation.builds import compile_cached, nvcc_command
+from validation.builds import build_candidate, candidate_file, compile_cached, nvcc_command
 from validation.ceilings import Ceilings
 from validation.costs import Work
+from validation.inputs import Case
+from validation.signature import signature
 from validation.timing import Timing, time_cpu, time_gpu
 
 
@@ -276,3 +278,35 @@ def time_on_gpu(call: Callable[[], object], reps: int = 30, budget_s: float = 3.
         return Timing.of([once])
     reps = max(5, min(reps, int(budget_s / max(once, 1e-6))))
     return time_gpu(call, warmup=1 if once > 0.05 else 3, reps=reps, flush_l2=True)
+
+
+@dataclass(frozen=True)
+class ProfileCase:
+    """The inputs a region is timed on: the case, its signature, its work and its sizes."""
+
+    case: Case
+    sig: dict[str, Any]
+    work: Work
+    sizes: dict[str, int]
+
+
+def gpu_call(target: str, files_dir: Path, kernel: ir.Kernel, pc: ProfileCase, cache_dir: Path) -> Callable[[], object]:
+    """One call of the CUDA, Triton or (GPU-built) Kokkos code in ``files_dir`` on a
+    device-resident copy of the profiling case (built, loaded and copied once; each call runs
+    the kernels only)."""
+    src = candidate_file(target, files_dir, kernel.name)
+    if src is None:
+        raise FileNotFoundError(f"no {target} file for {kernel.name} in {files_dir}")
+    arrays = {k: v.copy() for k, v in pc.case.arrays.items()}
+    if target == "cuda":
+        lib = build_cuda_entry(src, kernel, signature(kernel), cache_dir)
+        call, _ = cuda_call(lib, kernel, pc.sig, pc.case.scalars, arrays)
+    elif target == "kokkos":  # a Kokkos built for the GPU (Kokkos_ROOT), the data resident there
+        build = build_candidate("kokkos", files_dir, kernel, cache_dir)
+        if not build.ok or build.artifact is None:
+            raise RuntimeError(f"the Kokkos build failed: {build.reason}")
+        call, _ = kokkos_call(build.artifact, kernel, pc.sig, pc.case.scalars, arrays, cache_dir)
+    else:
+        call, _ = triton_call(src, kernel, pc.sig, pc.case.scalars, arrays)
+    return call
+
