@@ -285,9 +285,10 @@ end subroutine"""
 
 
 
-def test_private_scratch_rows_indexed_through_inner_scalars_are_not_shared() -> None:
+def test_private_scratch_rows_indexed_through_inner_scalars_get_a_copy_per_iteration() -> None:
     # NPB MG's rprj3: x1(i1 - 1) with i1 = 2*j1 - d1 is the same row in every j3 iteration (the
-    # directive makes it private); it is not proven filled before read, so the loop runs serial
+    # directive makes it private); filled at every other element before those are read, so each
+    # j3 iteration gets its own copy and the loop runs parallel, in either order
     src = """subroutine prj(m, n, r, s, d1)
   integer :: m, n, d1, i1, i3, j1, j3
   real(8) :: r(2 * m + 2, n), s(m, n), x1(64)
@@ -306,13 +307,13 @@ def test_private_scratch_rows_indexed_through_inner_scalars_are_not_shared() -> 
 end subroutine"""
     k = kernel(src, "prj")
     outer = loops(k)[0]
-    assert outer.var == "j3" and outer.kind is ir.LoopKind.SERIAL and "same elements of x1" in outer.reason
+    assert outer.var == "j3" and outer.kind is ir.LoopKind.PARALLEL and "x1: one copy per iteration" in outer.reason
     rng = np.random.default_rng(5)
     m, n = 5, 6
     r = np.asfortranarray(rng.standard_normal((2 * m + 2, n)))
     want = np.zeros((m, n), order="F")
     for j3 in range(2, n):
-        x1 = np.zeros(65)
+        x1 = np.full(65, np.nan)  # an element read before it is filled would show
         for j1 in range(2, m + 1):
             x1[2 * j1 - 1 - 1] = r[2 * j1 - 1 - 2, j3 - 2] + r[2 * j1 - 1 - 2, j3]
         for j1 in range(2, m):
@@ -454,3 +455,43 @@ def test_assumed_size_extent_reaches_an_index_no_loop_moves() -> None:
     assert isinstance(k, ir.Kernel)
     lhs = k.param("lhs")
     assert ir.evaluate(lhs.shape[1], {"ni": 7}) == 8  # indices 0..ni
+
+
+@pytest.mark.parametrize("fill, use", [
+    ("w(2 * j) = a(i, j)", "a(i, j) = w(2 * j + 1)"),            # reads the odd elements, fills the even
+    ("w(j) = a(i, j)", "a(i, j) = w(j + 2)"),                    # one past the filled end
+    ("k = 1\n      w(k) = a(i, j)", "k = j\n      a(i, j) = w(k)"),  # fills w(1) only, through a scalar
+    ("if (a(i, j) > 0d0) k = j\n      w(k) = a(i, j)", "a(i, j) = w(j)"),  # a scalar of unknown value
+])
+def test_a_scratch_array_not_proven_filled_stays_shared(fill: str, use: str) -> None:
+    k = kernel(f"""subroutine notfilled(n, m, a)
+  integer :: n, m, i, j, k
+  real(8) :: a(n, m), w(2 * m + 2)
+  k = 1
+  do i = 1, n
+    do j = 1, m
+      {fill}
+    end do
+    do j = 1, m - 1
+      {use}
+    end do
+  end do
+end subroutine""", "notfilled")
+    assert loops(k)[0].kind is ir.LoopKind.SERIAL
+    assert all(len(d.shape) == 1 for d in analyze(k).locals if isinstance(d, ir.Array))
+
+
+def test_a_diagonal_fill_does_not_cover_the_box_around_it() -> None:
+    k = kernel("""subroutine diag(n, m, a)
+  integer :: n, m, i, j
+  real(8) :: a(n, m), w(m, m)
+  do i = 1, n
+    do j = 1, m
+      w(j, j) = a(i, j)
+    end do
+    do j = 1, m - 1
+      a(i, j) = w(j, j + 1)
+    end do
+  end do
+end subroutine""", "diag")
+    assert loops(k)[0].kind is ir.LoopKind.SERIAL

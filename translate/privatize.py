@@ -101,47 +101,88 @@ def _moves_with(loop: ir.Loop, name: str) -> bool:
 
 @dataclass(frozen=True)
 class _Range:
+    """The indices an access covers: per dimension ``lo, lo + stride, ..., hi`` (stride 0: the
+    one index ``lo``)."""
+
     lo: tuple[Expr, ...]
     hi: tuple[Expr, ...]
+    stride: tuple[int, ...]
 
 
 def _filled_before_read(body: tuple[ir.Stmt, ...], name: str) -> bool:
     """Whether every read of ``name`` in ``body`` reads elements an earlier unconditional write
-    in ``body`` wrote."""
+    in ``body`` wrote. A scalar the body assigns (``i1 = 2*j1 - d1``) stands in an index for the
+    value it was last given unconditionally in the same iteration; one with no such value makes
+    the access unknown."""
     writes: list[_Range] = []
+    assigned = {n.target.name for s in body for n in ir.walk(s) if isinstance(n, ir.Assign)
+                and isinstance(n.target, Var)}
     ok = True
 
-    def visit(stmts: tuple[ir.Stmt, ...], loops: dict[str, ir.Loop], guarded: bool) -> None:
+    def visit(stmts: tuple[ir.Stmt, ...], loops: dict[str, ir.Loop], guarded: bool, defs: dict[str, Expr]) -> None:
         nonlocal ok
         for s in stmts:
             if not ok:
                 return
             if isinstance(s, ir.Loop):
-                visit(s.body, {**loops, s.var: s}, guarded)
+                visit(s.body, {**loops, s.var: s}, guarded, {k: v for k, v in defs.items()
+                                                            if s.var not in _names(v)})
+                for v in _assigned_in(s.body):  # after the loop: their last value is not known here
+                    defs.pop(v, None)
                 continue
             if isinstance(s, (ir.If, ir.While)):
                 for e in ((s.cond,)):
-                    _check_reads(e, loops)
+                    _check_reads(e, loops, defs)
                 inner = (s.then + s.orelse) if isinstance(s, ir.If) else s.body
-                visit(inner, loops, True)
+                visit(inner, loops, True, dict(defs))
+                for v in _assigned_in(inner):
+                    defs.pop(v, None)
                 continue
             for e in _read_exprs(s):
-                _check_reads(e, loops)
+                _check_reads(e, loops, defs)
+            if isinstance(s, ir.Assign) and isinstance(s.target, Var):
+                value = _substituted(s.value, defs)
+                defs.pop(s.target.name, None)
+                if value is not None and not guarded and s.target.name not in _names(value):
+                    defs[s.target.name] = value
             if isinstance(s, ir.Assign) and isinstance(s.target, Load) and s.target.array == name and not guarded:
-                r = _range(s.target.index, loops)
+                r = _range(s.target.index, loops, defs, assigned)
                 if r is not None:
                     writes.append(r)
 
-    def _check_reads(e: object, loops: dict[str, ir.Loop]) -> None:
+    def _check_reads(e: object, loops: dict[str, ir.Loop], defs: dict[str, Expr]) -> None:
         nonlocal ok
         for n in ir.walk(e):
             if isinstance(n, Load) and n.array == name:
-                r = _range(n.index, loops)
+                r = _range(n.index, loops, defs, assigned)
                 if r is None or not any(_inside(r, w) for w in writes):
                     ok = False
 
-    visit(body, {}, False)
+    visit(body, {}, False, {})
     return ok and bool(writes)
+
+
+def _names(e: object) -> set[str]:
+    return {v.name for v in ir.walk(e) if isinstance(v, Var)}
+
+
+def _assigned_in(stmts: tuple[ir.Stmt, ...]) -> set[str]:
+    return {n.target.name for s in stmts for n in ir.walk(s) if isinstance(n, ir.Assign) and isinstance(n.target, Var)}
+
+
+def _substituted(e: Expr, defs: dict[str, Expr]) -> Expr | None:
+    """``e`` with the scalars of ``defs`` replaced by their values (None: ``e`` reads an array)."""
+    if any(isinstance(n, Load) for n in ir.walk(e)):
+        return None
+
+    def fix(node: object) -> object:
+        if isinstance(node, Var) and node.name in defs:
+            return defs[node.name]
+        if not ir._is_node(node):
+            return node
+        return ir._rebuilt(node, fix)
+
+    return simplify(fix(e))  # type: ignore[arg-type]
 
 
 def _read_exprs(s: ir.Stmt) -> list[object]:
@@ -152,11 +193,19 @@ def _read_exprs(s: ir.Stmt) -> list[object]:
     return [s]
 
 
-def _range(index: tuple[Expr, ...], loops: dict[str, ir.Loop]) -> _Range | None:
-    """The box of indices an access covers over the inner loops it is in (unit steps)."""
+def _range(index: tuple[Expr, ...], loops: dict[str, ir.Loop], defs: dict[str, Expr] | None = None,
+           assigned: set[str] | frozenset[str] = frozenset()) -> _Range | None:
+    """The indices an access covers over the inner loops it is in (unit loop steps; a loop
+    variable times a positive constant per dimension, each loop in one dimension at most)."""
+    defs = defs or {}
     lo: list[Expr] = []
     hi: list[Expr] = []
+    stride: list[int] = []
+    used: set[str] = set()
     for e in index:
+        e = _substituted(e, defs) if not any(isinstance(n, Load) for n in ir.walk(e)) else None
+        if e is None or _names(e) & (assigned - loops.keys()):
+            return None  # an index read from an array, or from a scalar of unknown value here
         lin = linearize(simplify(e))
         if lin is None:
             return None
@@ -168,24 +217,34 @@ def _range(index: tuple[Expr, ...], loops: dict[str, ir.Loop]) -> _Range | None:
         base: Expr = Const(c, DType.I32)
         for a, k in rest.items():
             base = add(base, simplify(BinOp("mul", Const(k, DType.I32), a, DType.I32)))
-        if len(inner) > 1 or (inner and inner[0][1] != 1):
+        if len(inner) > 1 or (inner and (not isinstance(inner[0][1], int) or inner[0][1] <= 0)):
             return None
         if not inner:
             lo.append(simplify(base))
             hi.append(simplify(base))
+            stride.append(0)
             continue
-        lp = loops[inner[0][0].name]  # type: ignore[union-attr]
-        if lp.step != _ONE:
+        var, k = inner[0]
+        lp = loops[var.name]  # type: ignore[union-attr]
+        if lp.step != _ONE or var.name in used:  # type: ignore[union-attr]
             return None
-        lo.append(simplify(add(base, lp.start)))
-        hi.append(simplify(add(base, sub(lp.stop, _ONE))))
-    return _Range(tuple(lo), tuple(hi))
+        used.add(var.name)  # type: ignore[union-attr]
+        lo.append(simplify(add(base, simplify(BinOp("mul", Const(k, DType.I32), lp.start, DType.I32)))))
+        hi.append(simplify(add(base, simplify(BinOp("mul", Const(k, DType.I32), sub(lp.stop, _ONE), DType.I32)))))
+        stride.append(k)
+    return _Range(tuple(lo), tuple(hi), tuple(stride))
 
 
 def _inside(r: _Range, w: _Range) -> bool:
-    """``r``'s box inside ``w``'s, where the differences of the bounds are constants."""
-    for rl, rh, wl, wh in zip(r.lo, r.hi, w.lo, w.hi, strict=True):
+    """Every index of ``r`` an index of ``w``, where the differences of the bounds are constants:
+    per dimension inside ``w``'s bounds, on ``w``'s stride."""
+    for rl, rh, rs, wl, wh, ws in zip(r.lo, r.hi, r.stride, w.lo, w.hi, w.stride, strict=True):
         d_lo, d_hi = simplify(sub(rl, wl)), simplify(sub(wh, rh))
         if not (isinstance(d_lo, Const) and isinstance(d_hi, Const) and d_lo.value >= 0 and d_hi.value >= 0):
+            return False
+        if ws == 0:
+            if d_lo.value != 0 or d_hi.value != 0:
+                return False
+        elif ws > 1 and (d_lo.value % ws or rs % ws):
             return False
     return True
