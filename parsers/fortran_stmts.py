@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
 from fparser.two import Fortran2003 as F
@@ -34,6 +34,18 @@ _LOOP_DIRECTIVE = re.compile(
     r"|acc\s+(parallel\s+loop|kernels\s+loop|loop|serial\s+loop))\b", re.I)
 
 Resolver = Callable[[str], "ir.Kernel | ir.Opaque | None"]
+
+
+def collapsed(loop: ir.Loop) -> ir.Loop:
+    """A loop whose directive collapses n > 1 loops: the loop nested right inside it (its whole
+    body) carries the source's assertion too, as ``collapse(n - 1)``."""
+    m = re.search(r"\bcollapse\s*\(\s*(\d+)\s*\)", loop.directive or "")
+    if m is None or int(m.group(1)) < 2 or len(loop.body) != 1 or not isinstance(loop.body[0], ir.Loop) \
+            or loop.body[0].directive:
+        return loop
+    assert loop.directive is not None
+    inner = f"{loop.directive[:m.start()]}collapse({int(m.group(1)) - 1}){loop.directive[m.end():]}"
+    return replace(loop, body=(collapsed(replace(loop.body[0], directive=inner)),))
 
 
 @dataclass
@@ -237,7 +249,7 @@ class StmtLowerer(Inliner):
             var, bounds = ctrl.items[1]
             controls = [(str(var).lower(), bounds[0], bounds[1], bounds[2] if len(bounds) > 2 else None)]
         frame = jumps.LoopFrame(name.lower() if name else None, controls[-1][0])
-        return (self._nest(controls, body_nodes, directive, src_line, frame),)
+        return (collapsed(self._nest(controls, body_nodes, directive, src_line, frame)),)
 
     def do_while(self, ctrl: object, body_nodes: list[object], src_line: int,
                  name: str | None = None) -> tuple[ir.Stmt, ...]:

@@ -478,3 +478,24 @@ def test_a_diagonal_fill_does_not_cover_the_box_around_it() -> None:
   end do
 end subroutine""", "diag")
     assert loops(k)[0].kind is ir.LoopKind.SERIAL
+
+
+def test_collapse_carries_the_assertion_to_the_loop_nested_inside() -> None:
+    # an indirect write the analysis cannot prove distinct: the source asserts both loops parallel
+    src = """subroutine scatter(n, m, idx, a, b)
+  integer :: n, m, idx(m), j, k
+  real(8) :: a(m, n), b(m, n)
+!$omp parallel do collapse(2) private(j)
+  do k = 1, n
+    do j = 1, m
+      a(idx(j), k) = b(j, k)
+    end do
+  end do
+end subroutine"""
+    outer, inner = loops(kernel(src, "scatter"))[:2]
+    assert outer.kind is ir.LoopKind.PARALLEL and inner.kind is ir.LoopKind.PARALLEL
+    assert inner.directive is not None and "collapse(1)" in inner.directive
+    assert "as asserted by the source" in inner.reason
+    # without collapse only the outer loop is asserted
+    outer, inner = loops(kernel(src.replace(" collapse(2)", ""), "scatter"))[:2]
+    assert inner.directive is None and inner.kind is ir.LoopKind.SERIAL
