@@ -499,3 +499,31 @@ end subroutine"""
     # without collapse only the outer loop is asserted
     outer, inner = loops(kernel(src.replace(" collapse(2)", ""), "scatter"))[:2]
     assert inner.directive is None and inner.kind is ir.LoopKind.SERIAL
+
+
+def test_a_row_filled_in_pieces_is_covered_by_their_union() -> None:
+    # w(1) set before the loop that fills w(2:m): the reads of w(1:m-1) and w(2:m) are covered
+    src = """subroutine pieces(n, m, a)
+  integer :: n, m, i, j
+  real(8) :: a(n, m), w(m)
+  do i = 1, n
+    w(1) = 2d0 * a(i, 1)
+    do j = 2, m
+      w(j) = a(i, j) + 1d0
+    end do
+    do j = 1, m - 1
+      a(i, j) = w(j) * w(j + 1)
+    end do
+  end do
+end subroutine"""
+    k = kernel(src, "pieces")
+    outer = loops(k)[0]
+    assert outer.kind is ir.LoopKind.PARALLEL and "w: one copy per iteration" in outer.reason
+    a = np.asfortranarray(np.random.default_rng(7).standard_normal((4, 6)))
+    w = np.concatenate([2 * a[:, :1], a[:, 1:] + 1], axis=1)
+    want = a.copy(order="F")
+    want[:, :-1] = w[:, :-1] * w[:, 1:]
+    for reverse in (False, True):
+        assert np.allclose(run(k, {"n": 4, "m": 6}, {"a": a.copy(order="F")}, reverse=reverse)["a"], want)
+    # a gap (w(2) never written): not covered, the rows stay shared and the loop serial
+    assert loops(kernel(src.replace("do j = 2, m", "do j = 3, m"), "pieces"))[0].kind is ir.LoopKind.SERIAL

@@ -155,7 +155,7 @@ def _filled_before_read(body: tuple[ir.Stmt, ...], name: str) -> bool:
         for n in ir.walk(e):
             if isinstance(n, Load) and n.array == name:
                 r = _range(n.index, loops, defs, assigned)
-                if r is None or not any(_inside(r, w) for w in writes):
+                if r is None or not _covered(r, writes):
                     ok = False
 
     visit(body, {}, False, {})
@@ -248,3 +248,52 @@ def _inside(r: _Range, w: _Range) -> bool:
         elif ws > 1 and (d_lo.value % ws or rs % ws):
             return False
     return True
+
+
+def _covered(r: _Range, writes: list[_Range]) -> bool:
+    """Every index of ``r`` written by one of ``writes``: inside one of them, or, for a read
+    along one dimension at unit stride, inside the union of those that hold its other indices
+    (``lhs(.., 0)`` set before a loop writes ``lhs(.., 1 : n - 1)``, read over ``0 : n - 2``)."""
+    if any(_inside(r, w) for w in writes):
+        return True
+    moving = [d for d, s in enumerate(r.stride) if s]
+    if len(moving) != 1 or r.stride[moving[0]] != 1:
+        return False
+    d = moving[0]
+
+    def others_inside(w: _Range) -> bool:
+        keep = [k for k in range(len(r.lo)) if k != d]
+        pick = lambda x: tuple(x[k] for k in keep)  # noqa: E731
+        return w.stride[d] in (0, 1) and _inside(_Range(pick(r.lo), pick(r.hi), pick(r.stride)),
+                                                 _Range(pick(w.lo), pick(w.hi), pick(w.stride)))
+
+    # [r.lo, cur - 1] is covered; a span starting at or before cur extends that to its end (an
+    # empty span, or one ending before cur, only claims what was covered already)
+    spans = [(w.lo[d], w.hi[d]) for w in writes if others_inside(w)]
+    cur: Expr = r.lo[d]
+    for _ in range(len(spans)):
+        if _beyond(cur, r.hi[d]):
+            return True
+        reach = [hi for lo, hi in spans if _at_most(lo, cur) and not _at_most(hi, simplify(sub(cur, _ONE)))]
+        if not reach:
+            return False
+        best = next((hi for hi in reach if _beyond(simplify(add(hi, _ONE)), r.hi[d])), reach[-1])
+        for hi in reach:
+            if _at_most(best, hi):
+                best = hi
+        spans = [(lo, hi) for lo, hi in spans if hi is not best]
+        cur = simplify(add(best, _ONE))
+    return _beyond(cur, r.hi[d])
+
+
+def _beyond(a: Expr, b: Expr) -> bool:
+    """``a > b`` where their difference is a constant."""
+    diff = simplify(sub(a, b))
+    return isinstance(diff, Const) and diff.value > 0
+
+
+def _at_most(a: Expr, b: Expr) -> bool:
+    """``a <= b`` where their difference is a constant."""
+    diff = simplify(sub(b, a))
+    return isinstance(diff, Const) and diff.value >= 0
+
