@@ -527,3 +527,34 @@ end subroutine"""
         assert np.allclose(run(k, {"n": 4, "m": 6}, {"a": a.copy(order="F")}, reverse=reverse)["a"], want)
     # a gap (w(2) never written): not covered, the rows stay shared and the loop serial
     assert loops(kernel(src.replace("do j = 2, m", "do j = 3, m"), "pieces"))[0].kind is ir.LoopKind.SERIAL
+
+
+def test_rows_of_a_block_and_a_backward_sweep_are_covered() -> None:
+    # NPB BT's solvers: w(1, j) and w(2, j) filled by separate statements, then read as w(m, j)
+    # over m = 1..2 in a sweep that runs backwards
+    src = """subroutine block(n, m, a)
+  integer :: n, m, i, j, l
+  real(8) :: a(n, m), w(2, m)
+  do i = 1, n
+    do j = 1, m
+      w(1, j) = a(i, j)
+      w(2, j) = 2d0 * a(i, j)
+    end do
+    do j = m - 1, 1, -1
+      do l = 1, 2
+        a(i, j) = a(i, j) + w(l, j) * w(l, j + 1)
+      end do
+    end do
+  end do
+end subroutine"""
+    k = kernel(src, "block")
+    outer = loops(k)[0]
+    assert outer.kind is ir.LoopKind.PARALLEL and "w: one copy per iteration" in outer.reason
+    a = np.asfortranarray(np.random.default_rng(8).standard_normal((3, 5)))
+    want = a.copy(order="F")
+    for j in range(3, -1, -1):
+        want[:, j] += a[:, j] * a[:, j + 1] * 5  # (1*1 + 2*2) w products
+    for reverse in (False, True):
+        assert np.allclose(run(k, {"n": 3, "m": 5}, {"a": a.copy(order="F")}, reverse=reverse)["a"], want)
+    # the second row left unwritten: not covered
+    assert loops(kernel(src.replace("      w(2, j) = 2d0 * a(i, j)\n", ""), "block"))[0].kind is ir.LoopKind.SERIAL

@@ -195,7 +195,7 @@ def _read_exprs(s: ir.Stmt) -> list[object]:
 
 def _range(index: tuple[Expr, ...], loops: dict[str, ir.Loop], defs: dict[str, Expr] | None = None,
            assigned: set[str] | frozenset[str] = frozenset()) -> _Range | None:
-    """The indices an access covers over the inner loops it is in (unit loop steps; a loop
+    """The indices an access covers over the inner loops it is in (loop steps of 1 or -1; a loop
     variable times a positive constant per dimension, each loop in one dimension at most)."""
     defs = defs or {}
     lo: list[Expr] = []
@@ -226,11 +226,12 @@ def _range(index: tuple[Expr, ...], loops: dict[str, ir.Loop], defs: dict[str, E
             continue
         var, k = inner[0]
         lp = loops[var.name]  # type: ignore[union-attr]
-        if lp.step != _ONE or var.name in used:  # type: ignore[union-attr]
+        if lp.step not in (_ONE, Const(-1, DType.I32)) or var.name in used:  # type: ignore[union-attr]
             return None
         used.add(var.name)  # type: ignore[union-attr]
-        lo.append(simplify(add(base, simplify(BinOp("mul", Const(k, DType.I32), lp.start, DType.I32)))))
-        hi.append(simplify(add(base, simplify(BinOp("mul", Const(k, DType.I32), sub(lp.stop, _ONE), DType.I32)))))
+        first, last = (lp.start, sub(lp.stop, _ONE)) if lp.step == _ONE else (add(lp.stop, _ONE), lp.start)
+        lo.append(simplify(add(base, simplify(BinOp("mul", Const(k, DType.I32), first, DType.I32)))))
+        hi.append(simplify(add(base, simplify(BinOp("mul", Const(k, DType.I32), last, DType.I32)))))
         stride.append(k)
     return _Range(tuple(lo), tuple(hi), tuple(stride))
 
@@ -251,26 +252,45 @@ def _inside(r: _Range, w: _Range) -> bool:
 
 
 def _covered(r: _Range, writes: list[_Range]) -> bool:
-    """Every index of ``r`` written by one of ``writes``: inside one of them, or, for a read
-    along one dimension at unit stride, inside the union of those that hold its other indices
-    (``lhs(.., 0)`` set before a loop writes ``lhs(.., 1 : n - 1)``, read over ``0 : n - 2``)."""
+    """Every index of ``r`` written by one of ``writes``: inside one of them, or along one
+    dimension (the one ``r`` moves along at unit stride, or any where it is one index) inside the
+    union of those that hold its other indices: ``lhs(.., 0)`` set before a loop writes
+    ``lhs(.., 1 : n - 1)``, read over ``0 : n - 2`` or at ``n - 1``. The union may be taken from
+    index 0: an index below the array's first (0 in the IR) is not a valid read."""
     if any(_inside(r, w) for w in writes):
         return True
     moving = [d for d, s in enumerate(r.stride) if s]
-    if len(moving) != 1 or r.stride[moving[0]] != 1:
+    small = [d for d in moving if isinstance(r.lo[d], Const) and isinstance(r.hi[d], Const)
+             and 0 <= r.hi[d].value - r.lo[d].value < 64]
+    if len(moving) > 1 and small:  # a block's rows (lhs(m, n, ...), m and n 1..5): each row alone
+        d = small[0]
+        return all(_covered(_with_point(r, d, Const(v, DType.I32)), writes)
+                   for v in range(r.lo[d].value, r.hi[d].value + 1, r.stride[d]))  # type: ignore[union-attr]
+    if len(moving) > 1 or (moving and r.stride[moving[0]] != 1):
         return False
-    d = moving[0]
+    dims = moving or list(range(len(r.lo)))
+    return any(_swept(r, writes, d, start) for d in dims for start in (r.lo[d], Const(0, DType.I32)))
 
-    def others_inside(w: _Range) -> bool:
-        keep = [k for k in range(len(r.lo)) if k != d]
-        pick = lambda x: tuple(x[k] for k in keep)  # noqa: E731
-        return w.stride[d] in (0, 1) and _inside(_Range(pick(r.lo), pick(r.hi), pick(r.stride)),
-                                                 _Range(pick(w.lo), pick(w.hi), pick(w.stride)))
 
-    # [r.lo, cur - 1] is covered; a span starting at or before cur extends that to its end (an
-    # empty span, or one ending before cur, only claims what was covered already)
-    spans = [(w.lo[d], w.hi[d]) for w in writes if others_inside(w)]
-    cur: Expr = r.lo[d]
+def _with_point(r: _Range, d: int, at: Expr) -> _Range:
+    """``r`` with dimension ``d`` fixed at one index."""
+    return _Range(r.lo[:d] + (at,) + r.lo[d + 1:], r.hi[:d] + (at,) + r.hi[d + 1:],
+                  r.stride[:d] + (0,) + r.stride[d + 1:])
+
+
+def _swept(r: _Range, writes: list[_Range], d: int, start: Expr) -> bool:
+    """Whether the writes that hold ``r``'s indices in the other dimensions cover ``start`` to
+    ``r.hi[d]`` along ``d``. [start, cur - 1] is covered; a span starting at or before cur extends
+    that to its end (an empty span, or one ending before cur, only claims what was covered)."""
+    keep = [k for k in range(len(r.lo)) if k != d]
+
+    def pick(x: tuple) -> tuple:  # type: ignore[type-arg]
+        return tuple(x[k] for k in keep)
+
+    rest = _Range(pick(r.lo), pick(r.hi), pick(r.stride))
+    spans = [(w.lo[d], w.hi[d]) for w in writes
+             if w.stride[d] in (0, 1) and _inside(rest, _Range(pick(w.lo), pick(w.hi), pick(w.stride)))]
+    cur = start
     for _ in range(len(spans)):
         if _beyond(cur, r.hi[d]):
             return True
