@@ -558,3 +558,58 @@ end subroutine"""
         assert np.allclose(run(k, {"n": 3, "m": 5}, {"a": a.copy(order="F")}, reverse=reverse)["a"], want)
     # the second row left unwritten: not covered
     assert loops(kernel(src.replace("      w(2, j) = 2d0 * a(i, j)\n", ""), "block"))[0].kind is ir.LoopKind.SERIAL
+
+
+PER_THREAD = """module work
+  implicit none
+  real(8) :: w(5)
+!$omp threadprivate(w)
+end module work
+subroutine sweep(n, m, a)
+  use work
+  implicit none
+  integer :: n, m, i, j, l
+  real(8) :: a(4, m, n)
+!$omp parallel do collapse(2) private(l)
+  do i = 1, n
+    do j = 1, m
+      do l = 1, 4
+        w(l) = 2d0 * a(l, j, i)
+      end do
+      do l = 1, 3
+        a(l, j, i) = w(l) + w(l + 1)
+      end do
+    end do
+  end do
+end subroutine sweep
+"""
+
+
+def test_a_module_array_the_source_keeps_per_thread_gets_a_copy_per_iteration() -> None:
+    # NPB BT's fjac, njac, lhs: module work arrays THREADPRIVATE in the source, written alike in
+    # every iteration of the collapsed (i, j) loops and filled before they are read in each
+    k = kernel(PER_THREAD, "sweep")
+    nest = [lp for lp in loops(k) if lp.var in ("i", "j")]
+    assert [lp.kind for lp in nest] == [ir.LoopKind.PARALLEL] * 2, [lp.reason for lp in nest]
+    assert "w: one copy per iteration" in nest[0].reason
+    local = next(d for d in analyze(k).locals if d.name == "w_private")
+    assert len(local.shape) == 3  # w's 5 elements, a copy along j and one along i
+    rng = np.random.default_rng(9)
+    n, m = 3, 5
+    a = np.asfortranarray(rng.standard_normal((4, m, n)))
+    want = a.copy(order="F")
+    want[:3] = 2 * a[:3] + 2 * a[1:]
+    for reverse in (False, True):
+        out = run(k, {"n": n, "m": m}, {"a": a.copy(order="F"), "w": np.full(5, 7.0)}, reverse=reverse)
+        assert np.allclose(out["a"], want)
+        # after the loops w holds what the last iteration (i = n, j = m) left, as a serial run
+        # leaves it, and w(5), which no iteration writes, what it held before
+        assert np.allclose(out["w"][:4], 2 * a[:, m - 1, n - 1]) and out["w"][4] == 7.0
+
+
+def test_a_module_array_written_only_in_some_iterations_stays_shared() -> None:
+    src = PER_THREAD.replace("      do l = 1, 4\n        w(l) = 2d0 * a(l, j, i)\n      end do\n",
+                             "      do l = 1, 4\n        if (a(l, j, i) > 0d0) w(l) = 2d0 * a(l, j, i)\n      end do\n")
+    nest = [lp for lp in loops(kernel(src, "sweep")) if lp.var in ("i", "j")]
+    assert all("w: one copy per iteration" not in lp.reason for lp in nest)
+    assert not any(d.name == "w_private" for d in analyze(kernel(src, "sweep")).locals)

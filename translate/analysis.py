@@ -49,7 +49,7 @@ def analyze(kernel: ir.Kernel) -> ir.Kernel:
     ctx = _Ctx(kernel)
     body = ctx.block(kernel.body, [])
     locals_ = tuple(replace(d, shape=d.shape + tuple(ctx.copies[d.name])) if d.name in ctx.copies else d
-                    for d in kernel.locals)
+                    for d in kernel.locals + tuple(ctx.new_arrays))
     return replace(kernel, body=body, locals=locals_ + tuple(ctx.temps))
 
 
@@ -82,6 +82,11 @@ class _Ctx:
         self.pair_scans = True  # off while a loop is analysed with the scans inside it whole
         # local arrays given one copy per iteration of a loop (translate.privatize): the extents added
         self.copies: dict[str, list[Expr]] = {}
+        # the program's arrays kept per thread (translate.privatize.renamed): their local stand-ins,
+        # the parameter each stands for, and the copy statements placed around loops for them
+        self.new_arrays: list[ir.Array] = []
+        self.private_of: dict[str, str] = {}
+        self.copy_stmts: list[tuple[ir.Stmt, tuple[str, ...]]] = []
         self.enclosing: list[str] = []  # the variables of the loops around the one analysed
 
     # statements, with the continuation (what runs afterwards) for liveness
@@ -129,33 +134,100 @@ class _Ctx:
                 return whole
         loop = replace(loop, body=body)
         loop, after = self.inductions(loop, cont)
-        classified = self.swappable(self.privatized(loop, self.classify(loop, cont), cont), cont)
+        stmts = self.privatized(loop, self.classify(loop, cont), cont)
+        at = next(i for i, s in enumerate(stmts) if isinstance(s, ir.Loop))  # the copies around it are Ifs
+        classified = self.swappable(stmts[at], cont)  # type: ignore[arg-type]
         if classified.kind is LoopKind.SERIAL and self.pair_scans:
             return [*(self.scan_as_pair(classified, cont) or [classified]), *after]
-        return [classified, *after]
+        return [*stmts[:at], classified, *stmts[at + 1:], *after]
 
-    def privatized(self, loop: ir.Loop, classified: ir.Loop, cont: list[tuple[ir.Stmt, ...]]) -> ir.Loop:
+    def privatized(self, loop: ir.Loop, classified: ir.Loop, cont: list[tuple[ir.Stmt, ...]]) -> list[ir.Stmt]:
         """A serial loop whose scratch arrays, one copy per iteration, make it parallel
-        (translate.privatize); else ``classified`` as it is."""
+        (translate.privatize), with the copies in and out of the program's arrays it keeps
+        per thread (below); else ``[classified]``."""
         if classified.kind is not LoopKind.SERIAL:
-            return classified
+            return [classified]
         bound = {v.name for e in (loop.start, loop.stop, loop.step) for v in ir.walk(e) if isinstance(v, Var)}
         if not bound <= self.stride_params:  # the copies are allocated on entry: their count must be known there
-            return classified
-        arrays = {d.name: d for d in self.kernel.locals if isinstance(d, ir.Array)}
-        outside = {a for a in arrays if access_count(self.kernel.body, a) != access_count(loop.body, a)}
+            return [classified]
+        mark = len(self.new_arrays)
+        # an inner loop's per-thread locals: their copies in and out move around this loop if it
+        # takes them whole (so it is judged without them)
+        inner = {q for c, qs in self.copy_stmts if any(c is s for s in loop.body) for q in qs}
+        loop, kept = self.per_thread(self.without_copies(loop, inner))
+        arrays = {d.name: d for d in self.kernel.locals + tuple(self.new_arrays) if isinstance(d, ir.Array)}
+        outside = {a for a in arrays if a not in self.private_of
+                   and access_count(self.kernel.body, a) != access_count(loop.body, a)}
         names = privatize.candidates(loop, arrays, set(self.enclosing), outside)
-        if not names:
-            return classified
-        again = self.classify(privatize.expand(loop, names), cont)
-        if again.kind is not LoopKind.PARALLEL:
-            return classified
+        again = None
+        if names and not (set(kept) | inner) - set(names):
+            again = self.classify(privatize.expand(loop, names), cont)
+        if again is None or again.kind is not LoopKind.PARALLEL:
+            for q in kept:
+                del self.private_of[q]
+            del self.new_arrays[mark:]
+            return [classified]
         trip = privatize.trip_count(loop)
         assert trip is not None
         for n in names:
             self.copies.setdefault(n, []).append(trip)
-        return replace(again, reason=f"{again.reason}; {', '.join(names)}: one copy per iteration (filled before"
+        shown = sorted(self.private_of.get(n, n) for n in names)
+        done = replace(again, reason=f"{again.reason}; {', '.join(shown)}: one copy per iteration (filled before"
                                      " it is read in each)")
+        return self.copied_around(done, [n for n in names if n in self.private_of], trip)
+
+    def per_thread(self, loop: ir.Loop) -> tuple[ir.Loop, list[str]]:
+        """``loop`` with the program's arrays its source keeps per thread renamed to new local
+        arrays (``fjac`` -> ``fjac_private``): arrays of the kernel's parameters (module arrays
+        THREADPRIVATE in the source, say) that its directive loop writes at the same elements in
+        every iteration and fills before it reads them. Returns the loop and those locals."""
+        if not loop.directive:
+            return loop, []
+        scalars = {a.target.name for s in loop.body for a in ir.walk(s)
+                   if isinstance(a, ir.Assign) and isinstance(a.target, Var)}
+        scratch = set(scratch_arrays(loop, scalars))
+        params = {d.name: d for d in self.kernel.params if isinstance(d, ir.Array) and d.name in scratch
+                  and all(not isinstance(e, Const) or e.value != "*" for e in d.shape)
+                  and privatize.same_writes(loop, d.name)}
+        kept = []
+        for name in privatize.candidates(loop, params, set(self.enclosing), set()):
+            taken = {d.name for d in self.kernel.params + self.kernel.locals + tuple(self.new_arrays)}
+            local = privatize.fresh_name(f"{name}_private", taken)
+            self.new_arrays.append(ir.Array(local, params[name].dtype, params[name].shape))
+            self.private_of[local] = name
+            loop = privatize.renamed(loop, name, local)
+            kept.append(local)
+        return loop, kept
+
+    def copied_around(self, loop: ir.Loop, locals_: list[str], trip: Expr) -> list[ir.Stmt]:
+        """``loop`` between the copies of each per-thread local's last slot: in from the
+        program's array before it (the elements the last iteration leaves alone keep their
+        values), out to it after (the values the last iteration left, as the source's serial
+        run leaves them)."""
+        if not locals_:
+            return [loop]
+        taken = {d.name for d in self.kernel.params + self.kernel.locals + tuple(self.new_arrays)}
+        before: list[ir.Stmt] = []
+        after: list[ir.Stmt] = []
+        for q in locals_:
+            p = self.private_of[q]
+            last = tuple(simplify(sub(t, Const(1, DType.I32))) for t in self.copies[q])
+            shape = next(d for d in self.new_arrays if d.name == q)
+            why = f"the last iteration's copy of {p}"
+            before.append(privatize.copy_nest(q, last, p, (), shape, taken, f"{why}, from {p}", loop.line))
+            after.append(privatize.copy_nest(p, (), q, last, shape, taken, f"{why}, to {p}", loop.line))
+        some = BinOp("gt", trip, Const(0, DType.I32), DType.BOOL)
+        first, final = ir.If(some, tuple(before)), ir.If(some, tuple(after))
+        self.copy_stmts += [(first, tuple(locals_)), (final, tuple(locals_))]
+        return [first, loop, final]
+
+    def without_copies(self, loop: ir.Loop, moved: set[str]) -> ir.Loop:
+        """``loop`` without the copies in and out of an inner loop's per-thread locals in
+        ``moved`` (this loop's own copies replace them)."""
+        if not moved:
+            return loop
+        gone = [c for c, qs in self.copy_stmts if set(qs) & moved]
+        return replace(loop, body=tuple(s for s in loop.body if not any(s is c for c in gone)))
 
     def analysed_whole(self, loop: ir.Loop, cont: list[tuple[ir.Stmt, ...]]) -> list[ir.Stmt] | None:
         """``loop`` analysed with the scans inside it kept whole, if it is then parallel (each of

@@ -21,6 +21,7 @@ from dataclasses import dataclass, replace
 
 from translate import ir
 from translate.ir import BinOp, Const, DType, Expr, Load, Var
+from translate.irquery import fresh_name
 from translate.simplify import add, linearize, simplify, sub
 
 _ONE = Const(1, DType.I32)
@@ -316,4 +317,62 @@ def _at_most(a: Expr, b: Expr) -> bool:
     """``a <= b`` where their difference is a constant."""
     diff = simplify(sub(b, a))
     return isinstance(diff, Const) and diff.value >= 0
+
+
+
+# ------------------------------------------------------------ arrays of the program kept per thread
+
+
+def renamed(loop: ir.Loop, old: str, new: str) -> ir.Loop:
+    """``loop`` with every access of array ``old`` made an access of ``new``."""
+
+    def fix(node: object) -> object:
+        if isinstance(node, Load) and node.array == old:
+            return Load(new, tuple(fix(i) for i in node.index), node.dtype)  # type: ignore[misc]
+        if not ir._is_node(node):
+            return node
+        return ir._rebuilt(node, fix)
+
+    return fix(loop)  # type: ignore[return-value]
+
+
+def same_writes(loop: ir.Loop, name: str) -> bool:
+    """Whether every iteration of ``loop`` writes the same elements of ``name``: every write
+    unconditional, in inner loops whose bounds use neither ``loop``'s variable nor a scalar
+    the body assigns (so the last iteration writes all of them)."""
+    assigned = _assigned_in(loop.body) | {loop.var}
+
+    def visit(stmts: tuple[ir.Stmt, ...], guarded: bool) -> bool:
+        for s in stmts:
+            if isinstance(s, ir.Loop):
+                bounds = _names(s.start) | _names(s.stop) | _names(s.step)
+                writes = any(isinstance(n, ir.Assign) and isinstance(n.target, Load) and n.target.array == name
+                             for n in ir.walk(s))
+                if writes and bounds & assigned:
+                    return False
+                if not visit(s.body, guarded):
+                    return False
+            elif isinstance(s, (ir.If, ir.While)):
+                inner = (s.then + s.orelse) if isinstance(s, ir.If) else s.body
+                if not visit(inner, True):
+                    return False
+            elif isinstance(s, ir.Assign) and isinstance(s.target, Load) and s.target.array == name and guarded:
+                return False
+        return True
+
+    return visit(loop.body, False)
+
+
+def copy_nest(dst: str, dst_tail: tuple[Expr, ...], src: str, src_tail: tuple[Expr, ...], array: ir.Array,
+              taken: set[str], why: str, line: int) -> ir.Stmt:
+    """A parallel nest ``dst(i1, ..., in, *dst_tail) = src(i1, ..., in, *src_tail)`` over
+    ``array``'s shape (the first index fastest)."""
+    names = [fresh_name(f"{array.name}_c{d + 1}", taken) for d in range(len(array.shape))]
+    taken.update(names)
+    idx = tuple(Var(n, DType.I32) for n in names)
+    body: ir.Stmt = ir.Assign(Load(dst, idx + dst_tail, array.dtype), Load(src, idx + src_tail, array.dtype))
+    for d in range(len(array.shape)):  # innermost (first index) built first
+        body = ir.Loop(names[d], Const(0, DType.I32), array.shape[d], _ONE, (body,), kind=ir.LoopKind.PARALLEL,
+                       reason=f"loop {names[d]} is parallel: {why}", line=line)
+    return body
 
