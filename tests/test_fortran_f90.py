@@ -501,6 +501,15 @@ end subroutine"""
     assert inner.directive is None and inner.kind is ir.LoopKind.SERIAL
 
 
+def parallel_with_copies_of_w(k: ir.Kernel, scalars: dict, a: np.ndarray, want: np.ndarray) -> None:
+    """The outer loop of ``k`` parallel with a copy of w per iteration, and ``a`` updated to
+    ``want`` with its parallel loops run forwards and backwards."""
+    outer = loops(k)[0]
+    assert outer.kind is ir.LoopKind.PARALLEL and "w: one copy per iteration" in outer.reason
+    for reverse in (False, True):
+        assert np.allclose(run(k, scalars, {"a": a.copy(order="F")}, reverse=reverse)["a"], want)
+
+
 def test_a_row_filled_in_pieces_is_covered_by_their_union() -> None:
     # w(1) set before the loop that fills w(2:m): the reads of w(1:m-1) and w(2:m) are covered
     src = """subroutine pieces(n, m, a)
@@ -516,15 +525,11 @@ def test_a_row_filled_in_pieces_is_covered_by_their_union() -> None:
     end do
   end do
 end subroutine"""
-    k = kernel(src, "pieces")
-    outer = loops(k)[0]
-    assert outer.kind is ir.LoopKind.PARALLEL and "w: one copy per iteration" in outer.reason
     a = np.asfortranarray(np.random.default_rng(7).standard_normal((4, 6)))
     w = np.concatenate([2 * a[:, :1], a[:, 1:] + 1], axis=1)
     want = a.copy(order="F")
     want[:, :-1] = w[:, :-1] * w[:, 1:]
-    for reverse in (False, True):
-        assert np.allclose(run(k, {"n": 4, "m": 6}, {"a": a.copy(order="F")}, reverse=reverse)["a"], want)
+    parallel_with_copies_of_w(kernel(src, "pieces"), {"n": 4, "m": 6}, a, want)
     # a gap (w(2) never written): not covered, the rows stay shared and the loop serial
     assert loops(kernel(src.replace("do j = 2, m", "do j = 3, m"), "pieces"))[0].kind is ir.LoopKind.SERIAL
 
@@ -547,15 +552,11 @@ def test_rows_of_a_block_and_a_backward_sweep_are_covered() -> None:
     end do
   end do
 end subroutine"""
-    k = kernel(src, "block")
-    outer = loops(k)[0]
-    assert outer.kind is ir.LoopKind.PARALLEL and "w: one copy per iteration" in outer.reason
     a = np.asfortranarray(np.random.default_rng(8).standard_normal((3, 5)))
     want = a.copy(order="F")
     for j in range(3, -1, -1):
         want[:, j] += a[:, j] * a[:, j + 1] * 5  # (1*1 + 2*2) w products
-    for reverse in (False, True):
-        assert np.allclose(run(k, {"n": 3, "m": 5}, {"a": a.copy(order="F")}, reverse=reverse)["a"], want)
+    parallel_with_copies_of_w(kernel(src, "block"), {"n": 3, "m": 5}, a, want)
     # the second row left unwritten: not covered
     assert loops(kernel(src.replace("      w(2, j) = 2d0 * a(i, j)\n", ""), "block"))[0].kind is ir.LoopKind.SERIAL
 
