@@ -422,28 +422,7 @@ def _is_copy(loop: ir.Stmt) -> bool:
 
 
 def _rename(stmt: ir.Stmt, old: str, new: str) -> ir.Stmt:
-    def go(node: object) -> object:
-        if isinstance(node, ir.Load) and node.array == old:
-            return replace(node, array=new, index=tuple(go(i) for i in node.index))
-        if isinstance(node, ir.Extern):
-            return replace(node, inputs=tuple(new if n == old else n for n in node.inputs),
-                           outputs=tuple(new if n == old else n for n in node.outputs))
-        if not hasattr(node, "__dataclass_fields__") or isinstance(node, (ir.Reduction, ir.Origin)):
-            return node
-        changes = {}
-        for f in node.__dataclass_fields__:  # type: ignore[attr-defined]
-            val = getattr(node, f)
-            if isinstance(val, tuple):
-                new_val = tuple(go(x) for x in val)
-            elif hasattr(val, "__dataclass_fields__"):
-                new_val = go(val)
-            else:
-                continue
-            if new_val != val:
-                changes[f] = new_val
-        return replace(node, **changes) if changes else node  # type: ignore[type-var]
-
-    out = go(stmt)
+    out = ir.rename_array(stmt, old, new)
     assert isinstance(out, (ir.Assign, ir.If, ir.Loop, ir.Extern, ir.Return, ir.ErrorCall))
     return out
 

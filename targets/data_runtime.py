@@ -83,11 +83,13 @@ Region& region() {
     return *r;
 }
 
-void copy(char* host, Entry& e, bool to_device) {
+// bytes of a host array and its device buffer from offset (host: where those bytes start on the
+// host), copied one way and counted
+void copy(char* host, Entry& e, std::size_t offset, std::size_t bytes, bool to_device) {
     const auto t0 = std::chrono::steady_clock::now();
-    copy_bytes(host, e, to_device);
+    copy_bytes(host, e, offset, bytes, to_device);
     Region& r = region();
-    (to_device ? r.h2d : r.d2h) += e.bytes;
+    (to_device ? r.h2d : r.d2h) += bytes;
     (to_device ? r.copies_in : r.copies_out) += 1;
     r.copy_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -102,13 +104,13 @@ std::map<const char*, Entry>::iterator holding(const char* p, std::size_t bytes)
 }
 
 void write_back(const char* host, Entry& e) {
-    if (e.device_newer) copy(const_cast<char*>(host), e, false);
+    if (e.device_newer) copy(const_cast<char*>(host), e, 0, e.bytes, false);
     e.device_newer = false;
 }
 
 // the device buffer made a copy of the host array again
 void refresh(const char* host, Entry& e) {
-    copy(const_cast<char*>(host), e, true);
+    copy(const_cast<char*>(host), e, 0, e.bytes, true);
     e.device_newer = false;
 }
 
@@ -136,7 +138,7 @@ extern "C" void* kt_present(const void* host, std::size_t bytes, int writes) {
             }
         }
         Entry e = allocate(bytes);
-        copy(const_cast<char*>(p), e, true);
+        copy(const_cast<char*>(p), e, 0, e.bytes, true);
         it = r.entries.emplace(p, e).first;
     }
     if (writes) it->second.device_newer = true;
@@ -246,12 +248,7 @@ extern "C" void kt_update_device_part(const void* host, std::size_t bytes) {
         kt_update_device_range(host, bytes);
         return;
     }
-    const auto t0 = std::chrono::steady_clock::now();
-    copy_part(p, it->second, static_cast<std::size_t>(p - it->first), bytes);
-    Region& r = region();
-    r.h2d += bytes;
-    r.copies_in += 1;
-    r.copy_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    copy(const_cast<char*>(p), it->second, static_cast<std::size_t>(p - it->first), bytes, true);
 }
 """
 
@@ -289,17 +286,11 @@ void release(Entry& e) { e.device = DeviceBytes(); }
 
 char* device_data(Entry& e) { return e.device.data(); }
 
-void copy_bytes(char* host, Entry& e, bool to_device) {
-    HostBytes h(host, e.bytes);
-    if (to_device) Kokkos::deep_copy(e.device, h);
-    else Kokkos::deep_copy(h, e.device);
-    Kokkos::fence();
-}
-
-// bytes of a host array copied into its device buffer at offset
-void copy_part(const char* host, Entry& e, std::size_t offset, std::size_t bytes) {
-    Kokkos::deep_copy(Kokkos::subview(e.device, std::make_pair(offset, offset + bytes)),
-                      HostBytes(const_cast<char*>(host), bytes));
+void copy_bytes(char* host, Entry& e, std::size_t offset, std::size_t bytes, bool to_device) {
+    HostBytes h(host, bytes);
+    auto d = Kokkos::subview(e.device, std::make_pair(offset, offset + bytes));
+    if (to_device) Kokkos::deep_copy(d, h);
+    else Kokkos::deep_copy(h, d);
     Kokkos::fence();
 }
 
@@ -350,14 +341,9 @@ void release(Entry& e) {
 
 char* device_data(Entry& e) { return e.device; }
 
-void copy_bytes(char* host, Entry& e, bool to_device) {
-    check(to_device ? cudaMemcpy(e.device, host, e.bytes, cudaMemcpyHostToDevice)
-                    : cudaMemcpy(host, e.device, e.bytes, cudaMemcpyDeviceToHost), "cudaMemcpy");
-}
-
-// bytes of a host array copied into its device buffer at offset
-void copy_part(const char* host, Entry& e, std::size_t offset, std::size_t bytes) {
-    check(cudaMemcpy(e.device + offset, host, bytes, cudaMemcpyHostToDevice), "cudaMemcpy");
+void copy_bytes(char* host, Entry& e, std::size_t offset, std::size_t bytes, bool to_device) {
+    check(to_device ? cudaMemcpy(e.device + offset, host, bytes, cudaMemcpyHostToDevice)
+                    : cudaMemcpy(host, e.device + offset, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy");
 }
 
 }  // namespace

@@ -82,7 +82,7 @@ class _Ctx:
         self.pair_scans = True  # off while a loop is analysed with the scans inside it whole
         # local arrays given one copy per iteration of a loop (translate.privatize): the extents added
         self.copies: dict[str, list[Expr]] = {}
-        # the program's arrays kept per thread (translate.privatize.renamed): their local stand-ins,
+        # the program's arrays kept per thread (per_thread): their local stand-ins,
         # the parameter each stands for, and the copy statements placed around loops for them
         self.new_arrays: list[ir.Array] = []
         self.private_of: dict[str, str] = {}
@@ -151,10 +151,8 @@ class _Ctx:
         if not bound <= self.stride_params:  # the copies are allocated on entry: their count must be known there
             return [classified]
         mark = len(self.new_arrays)
-        # an inner loop's per-thread locals: their copies in and out move around this loop if it
-        # takes them whole (so it is judged without them)
-        inner = {q for c, qs in self.copy_stmts if any(c is s for s in loop.body) for q in qs}
-        loop, kept = self.per_thread(self.without_copies(loop, inner))
+        stripped, inner = self.inner_copies(loop)
+        loop, kept = self.per_thread(stripped)
         arrays = {d.name: d for d in self.kernel.locals + tuple(self.new_arrays) if isinstance(d, ir.Array)}
         outside = {a for a in arrays if a not in self.private_of
                    and access_count(self.kernel.body, a) != access_count(loop.body, a)}
@@ -183,9 +181,7 @@ class _Ctx:
         every iteration and fills before it reads them. Returns the loop and those locals."""
         if not loop.directive:
             return loop, []
-        scalars = {a.target.name for s in loop.body for a in ir.walk(s)
-                   if isinstance(a, ir.Assign) and isinstance(a.target, Var)}
-        scratch = set(scratch_arrays(loop, scalars))
+        scratch = set(scratch_arrays(loop, assigned_names(loop.body)))
         params = {d.name: d for d in self.kernel.params if isinstance(d, ir.Array) and d.name in scratch
                   and all(not isinstance(e, Const) or e.value != "*" for e in d.shape)
                   and privatize.same_writes(loop, d.name)}
@@ -195,7 +191,7 @@ class _Ctx:
             local = privatize.fresh_name(f"{name}_private", taken)
             self.new_arrays.append(ir.Array(local, params[name].dtype, params[name].shape))
             self.private_of[local] = name
-            loop = privatize.renamed(loop, name, local)
+            loop = ir.rename_array(loop, name, local)  # type: ignore[assignment]
             kept.append(local)
         return loop, kept
 
@@ -212,22 +208,22 @@ class _Ctx:
         for q in locals_:
             p = self.private_of[q]
             last = tuple(simplify(sub(t, Const(1, DType.I32))) for t in self.copies[q])
-            shape = next(d for d in self.new_arrays if d.name == q)
+            array = next(d for d in self.new_arrays if d.name == q)
             why = f"the last iteration's copy of {p}"
-            before.append(privatize.copy_nest(q, last, p, (), shape, taken, f"{why}, from {p}", loop.line))
-            after.append(privatize.copy_nest(p, (), q, last, shape, taken, f"{why}, to {p}", loop.line))
+            before.append(privatize.copy_nest(q, last, p, (), array, taken, f"{why}, from {p}", loop.line))
+            after.append(privatize.copy_nest(p, (), q, last, array, taken, f"{why}, to {p}", loop.line))
         some = BinOp("gt", trip, Const(0, DType.I32), DType.BOOL)
         first, final = ir.If(some, tuple(before)), ir.If(some, tuple(after))
         self.copy_stmts += [(first, tuple(locals_)), (final, tuple(locals_))]
         return [first, loop, final]
 
-    def without_copies(self, loop: ir.Loop, moved: set[str]) -> ir.Loop:
-        """``loop`` without the copies in and out of an inner loop's per-thread locals in
-        ``moved`` (this loop's own copies replace them)."""
-        if not moved:
-            return loop
-        gone = [c for c, qs in self.copy_stmts if set(qs) & moved]
-        return replace(loop, body=tuple(s for s in loop.body if not any(s is c for c in gone)))
+    def inner_copies(self, loop: ir.Loop) -> tuple[ir.Loop, set[str]]:
+        """``loop`` without the copies in and out that inner loops' per-thread locals got around
+        them, and those locals: the loop is judged without the copies, which move around it if it
+        takes the locals whole."""
+        found = [(s, qs) for s in loop.body for c, qs in self.copy_stmts if c is s]
+        body = tuple(s for s in loop.body if not any(s is c for c, _ in found))
+        return replace(loop, body=body), {q for _, qs in found for q in qs}
 
     def analysed_whole(self, loop: ir.Loop, cont: list[tuple[ir.Stmt, ...]]) -> list[ir.Stmt] | None:
         """``loop`` analysed with the scans inside it kept whole, if it is then parallel (each of

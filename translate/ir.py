@@ -399,6 +399,16 @@ def substitute(node: object, mapping: Mapping[str, Expr]) -> object:
     return _rebuilt(node, lambda child: substitute(child, mapping))
 
 
+def rename_array(node: object, old: str, new: str) -> object:
+    """Every access of array ``old`` (loads, stores, library operations' operands) made one of ``new``."""
+    if isinstance(node, Load) and node.array == old:
+        return Load(new, tuple(rename_array(i, old, new) for i in node.index), node.dtype)  # type: ignore[misc]
+    if isinstance(node, Extern):
+        node = replace(node, inputs=tuple(new if n == old else n for n in node.inputs),
+                       outputs=tuple(new if n == old else n for n in node.outputs))
+    return _rebuilt(node, lambda child: rename_array(child, old, new))
+
+
 def replace_exprs(node: object, mapping: Mapping[Expr, Expr]) -> object:
     """Replace every expression equal to a key of ``mapping`` (a load, say) by its value."""
     if _is_node(node) and node in mapping:  # type: ignore[operator]

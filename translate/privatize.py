@@ -21,7 +21,8 @@ from dataclasses import dataclass, replace
 
 from translate import ir
 from translate.ir import BinOp, Const, DType, Expr, Load, Var
-from translate.irquery import fresh_name
+from translate.irquery import fresh_name, scalar_reads
+from translate.loopfacts import assigned_names
 from translate.simplify import add, linearize, simplify, sub
 
 _ONE = Const(1, DType.I32)
@@ -116,8 +117,7 @@ def _filled_before_read(body: tuple[ir.Stmt, ...], name: str) -> bool:
     value it was last given unconditionally in the same iteration; one with no such value makes
     the access unknown."""
     writes: list[_Range] = []
-    assigned = {n.target.name for s in body for n in ir.walk(s) if isinstance(n, ir.Assign)
-                and isinstance(n.target, Var)}
+    assigned = assigned_names(body)
     ok = True
 
     def visit(stmts: tuple[ir.Stmt, ...], loops: dict[str, ir.Loop], guarded: bool, defs: dict[str, Expr]) -> None:
@@ -127,8 +127,8 @@ def _filled_before_read(body: tuple[ir.Stmt, ...], name: str) -> bool:
                 return
             if isinstance(s, ir.Loop):
                 visit(s.body, {**loops, s.var: s}, guarded, {k: v for k, v in defs.items()
-                                                            if s.var not in _names(v)})
-                for v in _assigned_in(s.body):  # after the loop: their last value is not known here
+                                                            if s.var not in scalar_reads(v)})
+                for v in assigned_names(s.body):  # after the loop: their last value is not known here
                     defs.pop(v, None)
                 continue
             if isinstance(s, (ir.If, ir.While)):
@@ -136,7 +136,7 @@ def _filled_before_read(body: tuple[ir.Stmt, ...], name: str) -> bool:
                     _check_reads(e, loops, defs)
                 inner = (s.then + s.orelse) if isinstance(s, ir.If) else s.body
                 visit(inner, loops, True, dict(defs))
-                for v in _assigned_in(inner):
+                for v in assigned_names(inner):
                     defs.pop(v, None)
                 continue
             for e in _read_exprs(s):
@@ -144,7 +144,7 @@ def _filled_before_read(body: tuple[ir.Stmt, ...], name: str) -> bool:
             if isinstance(s, ir.Assign) and isinstance(s.target, Var):
                 value = _substituted(s.value, defs)
                 defs.pop(s.target.name, None)
-                if value is not None and not guarded and s.target.name not in _names(value):
+                if value is not None and not guarded and s.target.name not in scalar_reads(value):
                     defs[s.target.name] = value
             if isinstance(s, ir.Assign) and isinstance(s.target, Load) and s.target.array == name and not guarded:
                 r = _range(s.target.index, loops, defs, assigned)
@@ -163,27 +163,11 @@ def _filled_before_read(body: tuple[ir.Stmt, ...], name: str) -> bool:
     return ok and bool(writes)
 
 
-def _names(e: object) -> set[str]:
-    return {v.name for v in ir.walk(e) if isinstance(v, Var)}
-
-
-def _assigned_in(stmts: tuple[ir.Stmt, ...]) -> set[str]:
-    return {n.target.name for s in stmts for n in ir.walk(s) if isinstance(n, ir.Assign) and isinstance(n.target, Var)}
-
-
 def _substituted(e: Expr, defs: dict[str, Expr]) -> Expr | None:
     """``e`` with the scalars of ``defs`` replaced by their values (None: ``e`` reads an array)."""
     if any(isinstance(n, Load) for n in ir.walk(e)):
         return None
-
-    def fix(node: object) -> object:
-        if isinstance(node, Var) and node.name in defs:
-            return defs[node.name]
-        if not ir._is_node(node):
-            return node
-        return ir._rebuilt(node, fix)
-
-    return simplify(fix(e))  # type: ignore[arg-type]
+    return simplify(ir.substitute(e, defs))  # type: ignore[arg-type]
 
 
 def _read_exprs(s: ir.Stmt) -> list[object]:
@@ -204,8 +188,8 @@ def _range(index: tuple[Expr, ...], loops: dict[str, ir.Loop], defs: dict[str, E
     stride: list[int] = []
     used: set[str] = set()
     for e in index:
-        e = _substituted(e, defs) if not any(isinstance(n, Load) for n in ir.walk(e)) else None
-        if e is None or _names(e) & (assigned - loops.keys()):
+        e = _substituted(e, defs)
+        if e is None or scalar_reads(e) & (assigned - loops.keys()):
             return None  # an index read from an array, or from a scalar of unknown value here
         lin = linearize(simplify(e))
         if lin is None:
@@ -323,29 +307,16 @@ def _at_most(a: Expr, b: Expr) -> bool:
 # ------------------------------------------------------------ arrays of the program kept per thread
 
 
-def renamed(loop: ir.Loop, old: str, new: str) -> ir.Loop:
-    """``loop`` with every access of array ``old`` made an access of ``new``."""
-
-    def fix(node: object) -> object:
-        if isinstance(node, Load) and node.array == old:
-            return Load(new, tuple(fix(i) for i in node.index), node.dtype)  # type: ignore[misc]
-        if not ir._is_node(node):
-            return node
-        return ir._rebuilt(node, fix)
-
-    return fix(loop)  # type: ignore[return-value]
-
-
 def same_writes(loop: ir.Loop, name: str) -> bool:
     """Whether every iteration of ``loop`` writes the same elements of ``name``: every write
     unconditional, in inner loops whose bounds use neither ``loop``'s variable nor a scalar
     the body assigns (so the last iteration writes all of them)."""
-    assigned = _assigned_in(loop.body) | {loop.var}
+    assigned = assigned_names(loop.body) | {loop.var}
 
     def visit(stmts: tuple[ir.Stmt, ...], guarded: bool) -> bool:
         for s in stmts:
             if isinstance(s, ir.Loop):
-                bounds = _names(s.start) | _names(s.stop) | _names(s.step)
+                bounds = scalar_reads(s.start) | scalar_reads(s.stop) | scalar_reads(s.step)
                 writes = any(isinstance(n, ir.Assign) and isinstance(n.target, Load) and n.target.array == name
                              for n in ir.walk(s))
                 if writes and bounds & assigned:

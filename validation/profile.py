@@ -161,6 +161,23 @@ def build_cuda_entry(cu_file: Path, kernel: ir.Kernel, sig: dict[str, Any], cach
     return build.artifact
 
 
+def _arguments(sig: dict[str, Any], scalars: dict[str, Any], addresses: dict[str, int]) -> tuple[list[Any], list[Any]]:
+    """A C entry's arguments and their ctypes: each array by the address given for it, each
+    scalar as the worker passes it (by value, or by pointer for an output)."""
+    args: list[Any] = []
+    argtypes: list[Any] = []
+    for p in sig["params"]:
+        if p["kind"] == "array":
+            args.append(ctypes.c_void_p(addresses[p["name"]]))
+            argtypes.append(ctypes.c_void_p)
+            continue
+        ct = worker._CTYPES[p["dtype"]] if p["dtype"] != "bool" else ctypes.c_bool
+        arg, argtype, _ = worker.scalar_arg(p, scalars[p["name"]], ct)
+        args.append(arg)
+        argtypes.append(argtype)
+    return args, argtypes
+
+
 def cuda_call(lib: Path, kernel: ir.Kernel, sig: dict[str, Any], scalars: dict[str, Any],
               arrays: dict[str, np.ndarray]) -> DeviceCall:
     """``kt_dev_NAME`` bound to device copies of the arrays: a call launches the kernels
@@ -168,17 +185,7 @@ def cuda_call(lib: Path, kernel: ir.Kernel, sig: dict[str, Any], scalars: dict[s
     dll = ctypes.CDLL(str(lib))
     fn = getattr(dll, f"kt_dev_{kernel.name.lower()}")
     dev = _device_arrays(sig, arrays)
-    args: list[Any] = []
-    argtypes: list[Any] = []
-    for p in sig["params"]:
-        ct = worker._CTYPES[p["dtype"]] if p["dtype"] != "bool" else ctypes.c_bool
-        if p["kind"] == "array":
-            args.append(ctypes.c_void_p(dev[p["name"]].data_ptr()))
-            argtypes.append(ctypes.c_void_p)
-            continue
-        arg, argtype, _ = worker.scalar_arg(p, scalars[p["name"]], ct)
-        args.append(arg)
-        argtypes.append(argtype)
+    args, argtypes = _arguments(sig, scalars, {n: d.data_ptr() for n, d in dev.items()})
     if sig["result"]:
         res = worker._CTYPES[sig["result"]]()
         args.append(ctypes.byref(res))
@@ -244,17 +251,7 @@ def kokkos_call(lib: Path, kernel: ir.Kernel, sig: dict[str, Any], scalars: dict
         address = d.data_ptr() if hasattr(d, "data_ptr") else d.ctypes.data
         table.kt_profile_register(ctypes.c_void_p(a.ctypes.data), ctypes.c_void_p(address), ctypes.c_size_t(a.nbytes))
     fn = getattr(ctypes.CDLL(str(lib)), f"kt_{kernel.name.lower()}")
-    args: list[Any] = []
-    argtypes: list[Any] = []
-    for p in sig["params"]:
-        if p["kind"] == "array":
-            args.append(ctypes.c_void_p(host[p["name"]].ctypes.data))
-            argtypes.append(ctypes.c_void_p)
-            continue
-        ct = worker._CTYPES[p["dtype"]] if p["dtype"] != "bool" else ctypes.c_bool
-        arg, argtype, _ = worker.scalar_arg(p, scalars[p["name"]], ct)
-        args.append(arg)
-        argtypes.append(argtype)
+    args, argtypes = _arguments(sig, scalars, {n: a.ctypes.data for n, a in host.items()})
     fn.argtypes = argtypes
     fn.restype = worker._CTYPES[sig["result"]] if sig["result"] else None
     return (lambda: fn(*args)), dev

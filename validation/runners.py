@@ -326,5 +326,5 @@ def candidate_job(target: str, artifact: Path, kernel: ir.Kernel, gpu: bool) -> 
     entry = info.symbol(kernel.name)
     if info.runner == "triton":
         return {"mode": "triton", "lib": str(artifact), "entry": entry, "device": "cuda" if gpu else "cpu"}
-    on_gpu = info.gpu or (target == "kokkos" and (k := toolchains.find_kokkos()) is not None and k.device)
+    on_gpu = info.gpu or ("kokkos" in info.toolchain and (k := toolchains.find_kokkos()) is not None and k.device)
     return {"mode": "ctypes", "lib": str(artifact), "entry": entry, "gpu": on_gpu}
