@@ -59,7 +59,17 @@ class TritonDefaults:
     short_loop: int = 4
 
 
+@dataclass(frozen=True)
+class KokkosDefaults:
+    # the MDRange tile of a 2-D or 3-D nest where Kokkos runs on a GPU (fastest loop, next loop;
+    # 1 for the rest): Kokkos 4 chooses 16 x 2 there, blocks of 32 threads of which an SM holds
+    # at most 32, so half its threads at best; a warp along contiguous memory by 8 rows fills
+    # blocks of 256. On the host the tile stays Kokkos' own (whole rows of the fastest loop).
+    gpu_tile: tuple[int, int] = (32, 8)
+
+
 CUDA = CudaDefaults()
 TRITON = TritonDefaults()
+KOKKOS = KokkosDefaults()
 # the targets whose nests may walk planes or rows (targets.planes), by name
 WALKING = MappingProxyType({"cuda": CUDA, "triton": TRITON})

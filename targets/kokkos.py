@@ -14,6 +14,7 @@ from targets.base import CodeBuffer, Rendered, register, shim_symbol, with_fortr
 from targets.c_extern import conv_unsupported, kokkos_matmul_function
 from targets.cstyle import CStyleRenderer, cname
 from targets.cstyle_text import PRESENT_DECL
+from targets.defaults import KOKKOS
 from targets.kokkos_rows import team_function, team_row_nest
 from translate import ir, scan
 from translate.ir import DType
@@ -216,11 +217,13 @@ class KokkosRenderer(CStyleRenderer):
             else:
                 rank = f"Kokkos::Rank<{len(order)}, Kokkos::Iterate::Left, Kokkos::Iterate::Left>"
                 zeros = ", ".join("0" for _ in order)
-                tile = ""
                 if (rows := self.schedule.block_rows) and self.schedule.block % rows == 0:
                     # tiles of block // rows iterations of the fastest loop by rows of the next
-                    dims = [self.schedule.block // rows, rows] + [1] * (len(order) - 2)
-                    tile = f", {{{', '.join(map(str, dims))}}}"
+                    dims = [str(self.schedule.block // rows), str(rows)] + ["1"] * (len(order) - 2)
+                else:  # the GPU tile of targets.defaults where the default space is a GPU's
+                    dims = ["kt_tile_fast", "kt_tile_next"] + ["kt_tile_rest"] * (len(order) - 2)
+                    self.use("kt_gpu_tile")
+                tile = f", {{{', '.join(dims)}}}"
                 policy = f"Kokkos::MDRangePolicy<{rank}>({{{zeros}}}, {{{', '.join(trips)}}}{tile})"
             red_arg = ""
             if multi:
@@ -452,9 +455,19 @@ class KokkosRenderer(CStyleRenderer):
 
     def helper_text(self) -> str:
         text = super().helper_text()
-        extent = "// a View extent from a shape expression (never negative)\n" \
-                 "inline size_t kt_extent(long long n) { return n > 0 ? (size_t)n : 0; }"
-        return f"{extent}\n\n{text}" if text else extent
+        parts = ["// a View extent from a shape expression (never negative)\n"
+                 "inline size_t kt_extent(long long n) { return n > 0 ? (size_t)n : 0; }"]
+        if "kt_gpu_tile" in self.helpers:
+            fast, nxt = KOKKOS.gpu_tile
+            parts.append(
+                "// MDRange tiles: on a GPU a warp along the fastest index by rows of the next; 0 on the\n"
+                "// host, where Kokkos chooses (whole rows of the fastest loop)\n"
+                "constexpr bool kt_on_device = !Kokkos::SpaceAccessibility<\n"
+                "    Kokkos::HostSpace, Kokkos::DefaultExecutionSpace::memory_space>::accessible;\n"
+                f"constexpr int kt_tile_fast = kt_on_device ? {fast} : 0;\n"
+                f"constexpr int kt_tile_next = kt_on_device ? {nxt} : 0;\n"
+                "constexpr int kt_tile_rest = kt_on_device ? 1 : 0;")
+        return "\n\n".join([*parts, *([text] if text else [])])
 
 
 def abi_params(r: CStyleRenderer, kernel: ir.Kernel) -> list[str]:

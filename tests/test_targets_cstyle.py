@@ -224,7 +224,12 @@ def test_kokkos_tiles_text() -> None:
     src = get_renderer("kokkos", tiled).render(hk.axpy3d(), tiled).source
     assert "({0, 0, 0}, {i_trip, j_trip, k_trip}, {32, 8, 1})" in src  # parallel_for and parallel_reduce
     assert src.count("{32, 8, 1}") == 2
-    assert "({0, 0, 0}, {i_trip, j_trip, k_trip})," in get_renderer("kokkos").render(hk.axpy3d()).source
+    default = get_renderer("kokkos").render(hk.axpy3d()).source
+    # without block_rows: the GPU tile of targets.defaults on a GPU, Kokkos' own choice on the host
+    assert "({0, 0, 0}, {i_trip, j_trip, k_trip}, {kt_tile_fast, kt_tile_next, kt_tile_rest})" in default
+    assert "constexpr int kt_tile_fast = kt_on_device ? 32 : 0;" in default
+    assert "constexpr int kt_tile_next = kt_on_device ? 8 : 0;" in default
+    assert "kt_tile_fast" not in get_renderer("kokkos").render(hk.daxpy()).source  # a RangePolicy: no tile
 
 
 @pytest.mark.slow
