@@ -119,6 +119,7 @@ def test_the_example_program_migrates_and_a_wrong_translation_differs(tmp_path: 
     inputs = [project / "data" / "heat.in"]
     checks = Checks([(r"heat =\s*(\S+)", Tol(1e-10, 0.0))], [("field.dat", Tol(1e-10, 1e-12))], ["run complete"])
     original = run_program(folder / "build" / "heat_original", tmp_path / "run_a", [], inputs, 600)
+    assert (tmp_path / "run_a-output.txt").read_text() == original.output and "run complete" in original.output
 
     def rebuilt_verdicts() -> dict[str, bool]:
         builds = build_program(folder, folder / "build", ["heat_kokkos"], 600, ["-DKT_CUDA=OFF"])

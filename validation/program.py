@@ -116,13 +116,15 @@ def build_program(source: Path, build: Path, executables: Sequence[str], timeout
 def run_program(exe: Path, folder: Path, args: Sequence[str], inputs: Iterable[Path], timeout: float,
                 env: Mapping[str, str] | None = None) -> ProgramRun:
     """``exe args`` in a fresh ``folder`` holding copies of ``inputs``; ``timeout``: CPU seconds;
-    ``env``: variables added to the environment."""
+    ``env``: variables added to the environment. What it printed is kept beside the folder
+    (``<folder>-output.txt``), for reading after the run."""
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
     for f in inputs:
         shutil.copy(f, folder / f.name)
     r = run_process([str(exe), *args], exe.name, timeout * 10, cwd=folder, cpu_limit=timeout,
                     env={**os.environ, **(env or {})})
+    folder.with_name(f"{folder.name}-output.txt").write_text(r.output)
     return ProgramRun(r.ok, folder, r.output, r.seconds, "" if r.ok else r.reason)
 
 
