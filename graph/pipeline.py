@@ -29,6 +29,7 @@ from graph.state import RegionJob
 from graph.suite_steps import write_suite
 from graph.yamlcheck import did_you_mean
 from parsers.base import ParseError
+from parsers.c import parse_files as parse_c_files
 from parsers.fortran import parse_files
 from targets.base import TARGETS, Unsupported, get_renderer
 from targets.torch_module import host_plan, launcher_path
@@ -104,14 +105,18 @@ class WorkflowRun:
                 self.torch_regions, errors = load_regions(self.workflow, self._files)
                 self._kernels = {name: r.kernel for name, r in self.torch_regions.items()}
                 return self._kernels, errors
-            if self.workflow.language != "fortran":
+            if self.workflow.language not in ("fortran", "c"):
                 self._kernels = {}
                 return {}, [f"workflow {self.workflow.name}: language '{self.workflow.language}' is not supported yet"]
 
             parse_errors: list[ParseError] = []
-            modules = parse_files(self._files, self.workflow.root, self.workflow.include_dirs(),
-                                  dict(self.workflow.preprocess.defines), errors=parse_errors,
-                                  flags=tuple(self.workflow.build.flags))
+            if self.workflow.language == "c":
+                modules = parse_c_files(self._files, self.workflow.root, self.workflow.include_dirs(),
+                                        dict(self.workflow.preprocess.defines), errors=parse_errors)
+            else:
+                modules = parse_files(self._files, self.workflow.root, self.workflow.include_dirs(),
+                                      dict(self.workflow.preprocess.defines), errors=parse_errors,
+                                      flags=tuple(self.workflow.build.flags))
             errors += [f"{e} (file skipped)" for e in parse_errors]
             bad = {e.path for e in parse_errors}
             self._files = [f for f in self._files if _rel(f, self.workflow.root) not in bad and str(f) not in bad]
@@ -317,7 +322,7 @@ class WorkflowRun:
         """The workflow's ``build:`` section as ``build_reference`` keywords."""
         b = self.workflow.build
         return {"extra_sources": self.workflow.build_files(), "fflags": b.flags, "cflags": b.cflags,
-                "libraries": self.workflow.build_libraries()}
+                "libraries": self.workflow.build_libraries(), "language": self.workflow.language}
 
     def reference_build(self) -> Any:
         """The workflow's reference build (``validation.runners.ReferenceBuild``), or None."""
@@ -489,10 +494,13 @@ class WorkflowRun:
 
 
 def _holds_loops(k: ir.Kernel | ir.Opaque) -> bool:
-    """Whether a routine holds a loop (an unsupported one: a DO in its source text)."""
+    """Whether a routine holds a loop (an unsupported one: a DO in its Fortran source text, a
+    for, while or do in its C source text)."""
 
     if isinstance(k, ir.Kernel):
-        return any(isinstance(n, ir.Loop) for s in k.body for n in ir.walk(s))
+        return any(isinstance(n, (ir.Loop, ir.While)) for s in k.body for n in ir.walk(s))
+    if k.origin.path.endswith((".c", ".h")):
+        return re.search(r"\b(for|while)\s*\(|\bdo\s*\{", k.source) is not None
     return re.search(r"^\s*(\d+\s+)?do\b", k.source, re.IGNORECASE | re.MULTILINE) is not None
 
 

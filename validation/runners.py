@@ -36,7 +36,7 @@ import numpy as np
 
 from targets.base import TARGETS
 from translate import ir
-from validation import sandbox, toolchains
+from validation import cref, sandbox, toolchains
 from validation.builds import build_candidate, content_hash, default_cache_dir, publish
 from validation.inputs import Case
 from validation.processes import (
@@ -75,6 +75,7 @@ class ReferenceBuild:
     # kernels (lower-case names) the build cannot run, with why: their file, or a module they
     # need, did not compile; a signature the wrapper cannot express; a wrapper that did not compile
     failed: Mapping[str, str] = field(default_factory=dict)
+    language: str = "fortran"  # "c": libraries of the C sources (validation.cref), called through ctypes
 
 
 def runtime_dirs() -> list[Path]:
@@ -100,12 +101,17 @@ def build_reference(sources: list[Path], kernels: list[ir.Kernel], workdir: Path
                     defines: dict[str, str] | None = None, cache_dir: Path | None = None,
                     flags: tuple[str, ...] = ("-O2",), timeout: float = 600, *,
                     extra_sources: Sequence[Path] = (), fflags: Sequence[str] = (), cflags: Sequence[str] = (),
-                    libraries: Sequence[str] = ()) -> ReferenceBuild:
+                    libraries: Sequence[str] = (), language: str = "fortran") -> ReferenceBuild:
     """Compile ``sources`` with gfortran and f2py-wrap ``kt_ref_NAME`` for every kernel that
     can be run (:mod:`validation.refbuild`); the others get their reason in
     ``ReferenceBuild.failed``. A workflow's ``build:`` section adds ``extra_sources`` (Fortran
     and C, compiled and linked, never wrapped), ``fflags`` (after ``flags``, for every
-    Fortran file), ``cflags`` (C files) and ``libraries`` (at link time)."""
+    Fortran file), ``cflags`` (C files) and ``libraries`` (at link time). ``language`` "c": the
+    sources are C, built with the system C compiler (:mod:`validation.cref`)."""
+    if language == "c":
+        c = cref.build_c_reference(sources, kernels, include, dict(defines or {}), cache_dir, timeout,
+                                   extra_sources=extra_sources, cflags=cflags, libraries=libraries)
+        return ReferenceBuild(c.ok, c.reason, c.lib_dir, "", c.log, c.cached, c.failed, language="c")
     sources = [Path(s).resolve() for s in sources]
     extra = [Path(s).resolve() for s in extra_sources if Path(s).resolve() not in sources]
     missing = [str(s) for s in [*sources, *extra] if not s.exists()]
@@ -273,13 +279,19 @@ def run_reference_cases(build: ReferenceBuild, kernel: ir.Kernel, cases: list[Ca
                         timeout: float = 60, timing: dict[str, float] | None = None) -> list[RunResult]:
     """The reference on every case, in one process (``timeout``: CPU seconds per case); with ``timing``
     ({"reps", "min_time_s"}) each case is timed and ``RunResult.seconds`` is the median."""
-    why = build.failed.get(kernel.name.lower())
+    why = build.failed.get(kernel.name if build.language == "c" else kernel.name.lower())
     if why:
         return [RunResult(False, "failed", why, log=build.log) for _ in cases]
     if not build.ok or build.lib_dir is None:
         return [RunResult(False, "failed", build.reason or "reference not built") for _ in cases]
-    job = {"mode": "reference", "lib_dir": str(build.lib_dir), "module": build.module,
-           "entry": f"kt_ref_{kernel.name.lower()}"}
+    if build.language == "c":
+        lib = cref.library(build.lib_dir, kernel.name)
+        if lib is None:
+            return [RunResult(False, "failed", f"the C reference build holds no {kernel.name}") for _ in cases]
+        job = {"mode": "reference", "abi": "c", "lib": str(lib), "entry": f"kt_ref_{kernel.name}"}
+    else:
+        job = {"mode": "reference", "lib_dir": str(build.lib_dir), "module": build.module,
+               "entry": f"kt_ref_{kernel.name.lower()}"}
     return _call(job, kernel, cases, workdir, timeout, "reference", timing=timing)
 
 

@@ -107,6 +107,8 @@ def run_reference(job: dict[str, Any], scalars: dict[str, Any], arrays: dict[str
                   fill: int | None = 0) -> dict[str, Any]:
     """One call of the reference, every array followed by a guard zone (``fill``: which
     sentinel; None: no guard, a timed call); a write into a guard zone is an error naming the array."""
+    if job.get("abi") == "c":
+        return run_c_reference(job, scalars, arrays, fill)
     mod = reference_module(job)
     sig = job["sig"]
     fn = getattr(mod, job["entry"])
@@ -138,6 +140,45 @@ def run_reference(job: dict[str, Any], scalars: dict[str, Any], arrays: dict[str
                               "shapes or sizes given are smaller than what the routine accesses")
         flat[...] = buf[:flat.size]
     return {k: v[0] for k, v in boxes.items()}
+
+
+def run_c_reference(job: dict[str, Any], scalars: dict[str, Any], arrays: dict[str, np.ndarray],
+                    fill: int | None = 0) -> dict[str, Any]:
+    """One call of a C reference's ``kt_ref_NAME`` (validation.cref: the shims' C ABI) through
+    ctypes, every array followed by a guard zone as in :func:`run_reference`."""
+    fn = getattr(ctypes.CDLL(job["lib"]), job["entry"])
+    sig = job["sig"]
+    args: list[Any] = []
+    argtypes: list[Any] = []
+    boxes: dict[str, Any] = {}
+    guarded: list[tuple[str, np.ndarray, np.ndarray]] = []
+    for p in sig["params"]:
+        name = p["name"]
+        if p["kind"] == "array":
+            flat = arrays[name].reshape(-1, order=_order(p))
+            buf = flat if fill is None else _guarded(flat, fill)
+            if fill is not None:
+                guarded.append((name, flat, buf))
+            args.append(ctypes.c_void_p(buf.ctypes.data))
+            argtypes.append(ctypes.c_void_p)
+            continue
+        arg, argtype, box = scalar_arg(p, scalars[name], _CTYPES[p["dtype"]])
+        args.append(arg)
+        argtypes.append(argtype)
+        if p["intent"] != "in":
+            boxes[name] = box
+    fn.argtypes = argtypes
+    fn.restype = _CTYPES[sig["result"]] if sig["result"] else None
+    res = fn(*args)
+    for name, flat, buf in guarded:
+        if not _guard_intact(buf, flat.size, fill or 0):
+            raise OutOfBounds(f"the reference wrote past the end of {name} (given {flat.size} elements): the "
+                              "shapes or sizes given are smaller than what the function accesses")
+        flat[...] = buf[:flat.size]
+    out: dict[str, Any] = {k: b.value for k, b in boxes.items()}
+    if sig["result"]:
+        out["result"] = res
+    return out
 
 
 class OutOfBounds(RuntimeError):
@@ -302,7 +343,8 @@ def main(argv: list[str]) -> int:
     runner = {"reference": run_reference, "ctypes": run_ctypes, "triton": run_triton}[job["mode"]]
     timing = job.get("timing")  # {"reps", "min_time_s"}: time the call (median) instead of one run
     if job["mode"] == "reference":  # imported before the first call, so that its time is the call's alone
-        reference_module(job)
+        if job.get("abi") != "c":
+            reference_module(job)
         if job["cases"] and not timing:
             why = reads_past_the_end(job, job["cases"][0]["sig"], job["cases"][0]["case"])
             if why:
