@@ -19,6 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from graph import c_headers
 from graph.config import ConfigError, Workflow
 from graph.profiling import RegionProfiler
 from graph.program_steps import migrate_program
@@ -301,6 +302,8 @@ class WorkflowRun:
                 with self._lock:
                     self._model_new[name] = made
                     self._emit_model_new[name] = emit
+        if self.workflow.language == "c":  # the shims' prototypes, and a drop-in for C callers
+            c_headers.write(kernel, self.out_dir, self.workflow.root)
         return out
 
     # ------------------------------------------------------------ validate

@@ -143,6 +143,12 @@ class CStmts:
             return [ir.Return()]
         if kind == "BINARY_OPERATOR" and c_clang.binary_op(c) == "=":
             lhs, rhs = list(c.get_children())
+            inner = strip(rhs)
+            if inner.kind.name == "BINARY_OPERATOR" and c_clang.binary_op(inner) == "=":  # a = b = v
+                first = self.stmt(inner)
+                assert isinstance(first[-1], ir.Assign)
+                target = self.lvalue(lhs)
+                return [*first, ir.Assign(target, convert(first[-1].target, target.dtype))]
             target = self.lvalue(lhs)
             return [ir.Assign(target, convert(self.ex.expr(rhs), target.dtype))]
         if kind == "COMPOUND_ASSIGNMENT_OPERATOR":
