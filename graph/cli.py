@@ -2,7 +2,7 @@
 
     translate run PROJECT [--workflow W]... [--targets kokkos,triton] [--resume] [--strict]
     translate doctor [--measure | --remeasure] [--gpu | --cpu]   # toolchains; the machine's ceilings
-    translate parse FILE...            # the IR and loop analysis of Fortran files
+    translate parse FILE... [-I DIR] [-D N=V]   # the IR and loop analysis of Fortran and C files (.c)
     translate check OUT --targets cuda,triton   # re-validate generated code against golden data
 
 Exit status of ``run``: 0 when no region named under ``regions:`` is unsupported or has
@@ -29,6 +29,8 @@ from typing import Any
 from graph.config import TARGETS, ConfigError, load
 from graph.pipeline import WorkflowRun
 from parsers.base import ParseError
+from parsers.c import parse_files as parse_c_files
+from parsers.c_clang import C_SUFFIXES
 from parsers.fortran import parse_files
 from translate import ir
 from translate.analysis import analyze, loop_report
@@ -275,7 +277,12 @@ def cmd_parse(args: argparse.Namespace) -> int:
 
     paths = [Path(p) for p in args.files]
     errors: list[ParseError] = []
-    modules = parse_files(paths, Path.cwd(), [Path(i) for i in args.include], {}, errors=errors)
+    include = [Path(i) for i in args.include]
+    defines = dict(d.partition("=")[::2] for d in args.define)
+    c_files = [p for p in paths if p.suffix in C_SUFFIXES]
+    modules = parse_files([p for p in paths if p not in c_files], Path.cwd(), include, defines, errors=errors) \
+        if len(c_files) < len(paths) else []
+    modules += parse_c_files(c_files, Path.cwd(), include, defines, errors=errors) if c_files else []
     for err in errors:
         print(f"error: {err}", file=sys.stderr)
     for module in modules:
@@ -315,9 +322,10 @@ def main(argv: list[str] | None = None) -> int:
     which.add_argument("--gpu", action="store_true", help="the ceilings of the CUDA GPU")
     which.add_argument("--cpu", action="store_true", help="the ceilings of the CPU (default: the GPU if any)")
     doctor.set_defaults(func=cmd_doctor)
-    parse = sub.add_parser("parse", help="print the IR and loop analysis of Fortran files")
+    parse = sub.add_parser("parse", help="print the IR and loop analysis of Fortran and C files")
     parse.add_argument("files", nargs="+")
     parse.add_argument("-I", "--include", action="append", default=[])
+    parse.add_argument("-D", "--define", action="append", default=[], help="NAME=VALUE for the preprocessor")
     parse.set_defaults(func=cmd_parse)
     check = sub.add_parser("check", help="re-validate an output folder's kernels against its golden data")
     check.add_argument("out")

@@ -30,10 +30,12 @@ Schema (every key; ``language`` and ``sources`` are required, the rest optional)
         optimize: {budget: 16}         # variants per slow region; 0 turns it off
         agent: {provider: none}        # or openai with model, base_url, api_key_env
         output: out/<name>             # default
-        preprocess: {include: [include/], defines: {ORDER: 2}}
+        preprocess: {include: [include/], defines: {ORDER: 2}}   # Fortran: cpp for .F/.F90 files;
+                                       # C: clang's preprocessor (parsers/c_clang.py) for every file
         program: {run: ..., check: ...}  # the original program, run next to the migrated one
                                        # (graph/program_config.py)
-        build:                         # what the reference build adds (graph/build_config.py)
+        build:                         # what the reference build adds (graph/build_config.py);
+                                       # language: c: the C reference (validation/cref.py)
           sources: [common/wtime.c, common/timers.f90]   # globs: compiled and linked into the
                                        # reference, never translated (.c files with cc -c -fPIC)
           flags: [-std=legacy]         # extra gfortran flags (the workflow's own sources too)

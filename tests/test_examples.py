@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from graph.config import Workflow, load
+from parsers.c import parse_files as parse_c_files
 
 REPO = Path(__file__).resolve().parents[1]
 NUMERICS = REPO / "examples" / "fortran_numerics"
@@ -29,6 +30,9 @@ def routines(wf: Workflow) -> set[str]:
     """The regions a workflow's sources define: routines for Fortran, file stems for PyTorch."""
     if wf.language == "pytorch":
         return {f.stem for f in wf.files()}
+    if wf.language == "c":
+        modules = parse_c_files(wf.files(), wf.root, wf.include_dirs(), dict(wf.preprocess.defines))
+        return {k.name for m in modules for k in m.kernels}
     names: set[str] = set()
     for f in wf.files():
         text = "\n".join(line for line in f.read_text().splitlines() if not re.match(r"^[*cC!]", line))
@@ -62,6 +66,15 @@ def test_root_workflows_mirror_the_example() -> None:
         assert same == wf, name
     names = [n.lower() for n in root.workflows]
     assert len(names) == len(set(names))
+
+
+def test_root_workflows_mirror_the_c_example() -> None:
+    root, ex = load(REPO), load(REPO / "examples" / "c_kernels")
+    assert ex.workflows and all(wf.language == "c" for wf in ex.workflows.values())
+    for name, wf in ex.workflows.items():
+        r = root.workflow(name)
+        assert r.root == ex.root
+        assert replace(r, output=wf.output, config_path=wf.config_path) == wf, name
 
 
 def test_root_workflows_mirror_the_program_example() -> None:
