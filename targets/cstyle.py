@@ -19,7 +19,17 @@ from targets.cstyle_text import HELPERS
 from targets.host_calls import callable_from_c, cpp_lines, declaration, device_printf
 from translate import ir
 from translate.ir import DType
-from translate.partition import DeviceExtern, DeviceNest, DeviceSerial, HostBlock, HostIf, HostLoop, HostWhile, Segment
+from translate.partition import (
+    DeviceExtern,
+    DeviceNest,
+    DeviceSerial,
+    HostBlock,
+    HostIf,
+    HostLoop,
+    HostWhile,
+    Segment,
+    allocation_point,
+)
 
 _TYPES = MappingProxyType({
     DType.F32: "float", DType.F64: "double", DType.I32: "int", DType.I64: "long long",
@@ -467,6 +477,14 @@ class CStyleRenderer(Renderer):
 
     def launch_extern(self, buf: CodeBuffer, seg: DeviceExtern) -> None:
         raise self.unsupported(seg.op, f"{self.name} has no rendering of library operation '{seg.op.op}'")
+
+    def allocation_point(self, segs: Sequence[Segment]) -> int:
+        """The leading segments that run before the local arrays are allocated: those setting the
+        scalars their extents read (``translate.partition.allocation_point``)."""
+        at = allocation_point(self.kernel, segs, self.local_arrays())
+        if at is None:
+            raise self.unsupported(self.kernel, "a local array's extent is set after code that uses the array")
+        return at
 
     def local_arrays(self) -> list[ir.Array]:
         """``Kernel.locals`` arrays (intermediates of a PyTorch forward): every target allocates them."""

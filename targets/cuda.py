@@ -133,13 +133,15 @@ class CudaRenderer(CStyleRenderer):
                     continue
                 dt = self.dtype_of(local)
                 launcher.line(f"{self.ctype(dt)} {self.var(local)} = {self.zero(dt)};")
+            at = self.allocation_point(segs)
+            self.host_segments(launcher, segs[:at])
             for arr in self.local_arrays():
                 n, t = cname(arr.name), self.ctype(arr.dtype)
                 count = " * ".join(f"kt_extent({self.expr(s)})" for s in arr.shape) or "1"
                 launcher.line(f"kt_buffer<{t}> {n}_buf({count});  // local array")
                 launcher.line(f"KT_CUDA_CHECK({n}_buf.status);")
                 launcher.line(f"{t}* const {n} = {n}_buf.ptr;")
-            self.host_segments(launcher, segs)
+            self.host_segments(launcher, segs[at:])
             launcher.line("return cudaSuccess;")
         shim = self.shim(kernel, ns)
 

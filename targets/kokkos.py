@@ -120,11 +120,13 @@ class KokkosRenderer(CStyleRenderer):
             for local in host_scalars(scheduled, segs):
                 dt = self.dtype_of(local)
                 fn.line(f"{self.ctype(dt)} {self.var(local)} = {self.zero(dt)};")
+            at = self.allocation_point(segs)
+            self.host_segments(fn, segs[:at])
             for arr in self.local_arrays():
                 ext = ", ".join(f"kt_extent({self.expr(s)})" for s in arr.shape)
                 args = ", ".join([f'"{arr.name}"'] + ([ext] if ext else []))
                 fn.line(f'{self.view_type(arr)} {cname(arr.name)}({args});  // local array')
-            self.host_segments(fn, segs)
+            self.host_segments(fn, segs[at:])
             if kernel.result is not None:
                 fn.line(self.host_return())
 

@@ -59,6 +59,7 @@ from translate.partition import (
     HostLoop,
     HostWhile,
     Segment,
+    allocation_point,
     walk_segments,
 )
 from translate.schedule import Schedule
@@ -248,11 +249,19 @@ class _ModuleWriter:
         for d in k.locals:
             if isinstance(d, ir.Scalar):
                 out(f"{py_name(d.name)} = {self.zero(d.dtype)}")
-            elif isinstance(d, ir.Array) and d.name not in elided:
-                count = " * ".join(f"max(0, {self.host(s)})" for s in d.shape) or "1"
-                out(f"{py_name(d.name)} = torch.empty({count}, dtype={TORCH_DTYPE[d.dtype]}, device=dev)"
-                    f"  # local array")
-        self.segs(self.segments)
+        arrays = [d for d in k.locals if isinstance(d, ir.Array) and d.name not in elided]
+        # after the statements at the start that set the scalars their extents read, if any
+        at = allocation_point(k, self.segments, arrays)
+        if at is None:
+            raise UnsupportedExpr(k, "a local array's extent is set after code that uses the array")
+        if at:
+            self.segs(self.segments[:at])
+            self.pending.fetch({v.name for d in arrays for e in d.shape for v in ir.walk(e) if isinstance(v, ir.Var)})
+        for d in arrays:
+            count = " * ".join(f"max(0, {self.host(s)})" for s in d.shape) or "1"
+            out(f"{py_name(d.name)} = torch.empty({count}, dtype={TORCH_DTYPE[d.dtype]}, device=dev)"
+                f"  # local array")
+        self.segs(self.segments[at:])
         out(f"return {self.result_dict()}")
 
     @staticmethod

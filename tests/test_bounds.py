@@ -4,8 +4,16 @@ may change or lie outside the array stay where they are."""
 
 from __future__ import annotations
 
+import ctypes
+import os
+from pathlib import Path
+
+import numpy as np
 import pytest
 
+from targets.base import get_renderer
+from tests.kt_builds import kokkos_library
+from tests.kt_modules import triton_module
 from translate import ir
 from translate.analysis import analyze
 from translate.partition import DeviceNest, DeviceSerial, device_segments, partition
@@ -13,6 +21,8 @@ from translate.partition import DeviceNest, DeviceSerial, device_segments, parti
 pytest.importorskip("fparser")
 
 from parsers.fortran import parse_source  # noqa: E402
+
+HAVE_KOKKOS = Path("/usr/include/trilinos/Kokkos_Core.hpp").exists()
 
 SRC = """\
 subroutine sweep(grid, u, n)
@@ -56,3 +66,70 @@ def test_elements_that_may_change_or_lie_outside_stay_in_the_bounds(change: tupl
     assert {d.name for d in k.locals if d.name.startswith("grid_")} == hoisted
     outer = next(n for s in k.body for n in ir.walk(s) if isinstance(n, ir.Loop) and n.var == "j")
     assert any(isinstance(x, ir.Load) for x in ir.walk(outer.stop))
+
+
+SCRATCH = """\
+subroutine rows(grid, u)
+  integer, intent(in) :: grid(2)
+  double precision, intent(inout) :: u(8, 6)
+  double precision :: w(8)
+  integer :: i, j
+!$omp parallel do private(i, w)
+  do j = 1, grid(2)
+    do i = 1, grid(1) + 1
+      w(i) = 2.0d0 * u(i, j)
+    end do
+    do i = 1, grid(1)
+      u(i, j) = w(i) + w(i + 1)
+    end do
+  end do
+end subroutine rows
+"""
+
+
+def _rows_want(u: np.ndarray, g1: int, g2: int) -> np.ndarray:
+    want = u.copy(order="F")
+    for j in range(g2):
+        w = 2.0 * u[:g1 + 1, j]
+        want[:g1, j] = w[:-1] + w[1:]
+    return want
+
+
+def test_a_scratch_array_per_iteration_of_a_loop_bounded_by_an_entry_read_runs_on_every_target(
+        tmp_path: Path) -> None:
+    # NPB BT's x/y/z_solve: the loop's bound is read from grid_points at entry, so the copies'
+    # count is known only after that read; each target allocates the copies after it
+    (raw,) = parse_source(SCRATCH, "rows.f90", fixed_form=False).kernels
+    assert isinstance(raw, ir.Kernel)
+    k = analyze(raw)
+    (j,) = [n for s in k.body for n in ir.walk(s) if isinstance(n, ir.Loop) and n.var == "j"]
+    assert j.kind is ir.LoopKind.PARALLEL and "w: one copy per iteration" in j.reason, j.reason
+    rng = np.random.default_rng(4)
+    u = np.asfortranarray(rng.standard_normal((8, 6)))
+    grid = np.array([7, 5], dtype=np.int32)
+    want = _rows_want(u, 7, 5)
+    rendered = {t: get_renderer(t).render(k) for t in ("kokkos", "cuda", "triton")}
+    for t in ("kokkos", "cuda"):  # the copies allocated after the entry reads, not before
+        text = rendered[t].source
+        assert text.index("grid_2 =") < text.index("// local array"), t
+    if HAVE_KOKKOS:
+        f = kokkos_library(rendered["kokkos"], tmp_path / "kokkos").kt_rows
+        f.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+        got = u.copy(order="F")
+        f(grid.ctypes.data, got.ctypes.data)
+        np.testing.assert_allclose(got, want, rtol=1e-15)
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("triton")
+    dev = "cpu" if os.environ.get("TRITON_INTERPRET") == "1" else "cuda"
+    mod = triton_module(rendered["triton"], tmp_path / "triton", f"kt_rows_{abs(hash(tmp_path))}")
+    tu = torch.from_numpy(u.ravel(order="F").copy()).to(dev)
+    mod.rows_(torch.from_numpy(grid.copy()).to(dev), tu)  # the launcher's Python name
+    np.testing.assert_allclose(tu.cpu().numpy().reshape((8, 6), order="F"), want, rtol=1e-15)
+
+
+def test_a_bound_set_again_later_keeps_the_loop_serial() -> None:
+    src = SCRATCH.replace("  integer :: i, j\n", "  integer :: i, j, m\n").replace(
+        "  do j = 1, grid(2)\n", "  m = grid(2)\n  if (u(1, 1) > 0d0) m = m - 1\n  do j = 1, m\n")
+    (raw,) = parse_source(src, "rows.f90", fixed_form=False).kernels
+    (j,) = [n for s in analyze(raw).body for n in ir.walk(s) if isinstance(n, ir.Loop) and n.var == "j"]
+    assert j.kind is not ir.LoopKind.PARALLEL or "one copy per iteration" not in j.reason

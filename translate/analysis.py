@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from translate import argreduce, condreduce, interchange, ir, privatize
 from translate.bounds import hoist_bound_loads
 from translate.ir import BinOp, Const, DType, Expr, Load, LoopKind, Var
-from translate.irquery import fresh_name
+from translate.irquery import arrays_written, fresh_name
 from translate.loopfacts import (
     access_count,
     access_text,
@@ -59,6 +59,32 @@ def loop_report(kernel: ir.Kernel) -> list[dict[str, object]]:
             for s in kernel.body for n in ir.walk(s) if isinstance(n, ir.Loop)]
 
 
+def entry_scalars(kernel: ir.Kernel) -> set[str]:
+    """Integer scalars the routine's first statements set once from its integer parameters and
+    constant elements of arrays it never writes (translate.bounds: ``grid_points(3)`` read at
+    entry), and nothing else sets: known before any loop runs, so the targets can size local
+    arrays by them (``targets`` allocate such arrays after those statements)."""
+    params = {p.name for p in kernel.params if isinstance(p, ir.Scalar) and p.dtype.is_int}
+    nodes = [n for s in kernel.body for n in ir.walk(s)]
+    written_arrays = arrays_written(kernel.body) | {w for n in nodes if isinstance(n, ir.HostCall) for w in n.writes}
+    counts: dict[str, int] = {}
+    for n in nodes:
+        if isinstance(n, ir.Assign) and isinstance(n.target, Var):
+            counts[n.target.name] = counts.get(n.target.name, 0) + 1
+    known: set[str] = set()
+    for s in kernel.body:
+        if not (isinstance(s, ir.Assign) and isinstance(s.target, Var) and s.target.dtype.is_int):
+            break
+        reads = list(ir.walk(s.value))
+        steady = all(not isinstance(x, Var) or x.name in params | known for x in reads) and all(
+            not isinstance(x, ir.Load) or (x.array not in written_arrays and all(isinstance(i, Const) for i in x.index))
+            for x in reads)
+        if not steady or counts.get(s.target.name) != 1 or s.target.name in params:
+            break
+        known.add(s.target.name)
+    return known
+
+
 # ------------------------------------------------------------------ context
 
 
@@ -72,6 +98,7 @@ class _Ctx:
                    and isinstance(a.target, Var)}
         self.stride_params = {p.name for p in k.params if isinstance(p, ir.Scalar) and p.dtype.is_int
                               and p.name not in written}
+        self.entry_scalars = entry_scalars(k)
         zero, one = Const(0, DType.I32), Const(1, DType.I32)
         self.checked = {n.lhs.name for s in k.body for n in ir.walk(s) if isinstance(n, BinOp)
                         and isinstance(n.lhs, Var) and ((n.op in ("eq", "ne", "le") and n.rhs == zero)
@@ -148,7 +175,8 @@ class _Ctx:
         if classified.kind is not LoopKind.SERIAL:
             return [classified]
         bound = {v.name for e in (loop.start, loop.stop, loop.step) for v in ir.walk(e) if isinstance(v, Var)}
-        if not bound <= self.stride_params:  # the copies are allocated on entry: their count must be known there
+        if not bound <= self.stride_params | self.entry_scalars:  # the copies' count must be known when
+            # they are allocated: on entry, or after the statements at the start that set entry_scalars
             return [classified]
         mark = len(self.new_arrays)
         stripped, inner = self.inner_copies(loop)

@@ -47,7 +47,7 @@ Contract of the segment fields (what every renderer relies on):
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 
 from translate import ir
@@ -194,6 +194,31 @@ def host_scalars(kernel: ir.Kernel, segments: Iterable[Segment]) -> tuple[str, .
                            _assigned)
     locals_ = [d.name for d in kernel.locals if isinstance(d, ir.Scalar)]
     return tuple(n for n in locals_ if n in used and n not in host_loop_vars)
+
+
+def allocation_point(kernel: ir.Kernel, segments: Sequence[Segment], arrays: Iterable[ir.Array]) -> int | None:
+    """How many of the leading ``segments`` run before ``arrays`` (local arrays) can be allocated:
+    0 where their extents read only parameters, else the segments up to the one that sets the last
+    scalar their extents read (the entry reads of ``translate.analysis.entry_scalars``). None where
+    those scalars are not all set by leading segments that leave the arrays alone."""
+    params = {p.name for p in kernel.params}
+    need = {v.name for a in arrays for e in a.shape for v in ir.walk(e) if isinstance(v, ir.Var)} - params
+    names = {a.name for a in arrays}
+    if not need:
+        return 0
+    for k, seg in enumerate(segments):
+        if isinstance(seg, HostBlock):
+            touched, set_here = many(seg.stmts, arrays_touched), many(seg.stmts, _assigned)
+        elif isinstance(seg, DeviceSerial):
+            touched, set_here = set(seg.arrays), set(seg.scalars_out)
+        else:
+            return None
+        if touched & names:
+            return None
+        need -= set_here
+        if not need:
+            return k + 1
+    return None
 
 
 def _assigned(node: object) -> set[str]:
