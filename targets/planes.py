@@ -98,8 +98,9 @@ class Queue:
     var: str = "k"
 
     def names(self, group: int) -> list[str]:
-        """The registers of the slots, named after the array, the plane loop and the offset."""
-        tag = f"{self.array}{group or ''}"
+        """The registers of the slots, named after the array, the plane loop and the offset (lower
+        case, as the C-style targets spell the Vars that stand for them)."""
+        tag = f"{self.array.lower()}{group or ''}"
         return [f"kt_{tag}_{self.var}{'m' if c < 0 else 'p' if c > 0 else ''}{abs(c)}"
                 for c in range(self.first, self.first + len(self.slots))]
 

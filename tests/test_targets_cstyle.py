@@ -575,3 +575,17 @@ def test_cuda_reduction_loop_unrolled_text() -> None:
     assert "for (; i_first + 3LL * stride < i_trip; i_first += 4 * stride) {" in src
     assert "const int i = i_first + 3 * stride;" in src and "for (; i_first < i_trip; i_first += stride) {" in src
     assert "i_first" not in get_renderer("cuda").render(hk.axpy3d()).source
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not HAVE_NVCC, reason="nvcc not found")
+def test_cuda_register_queue_of_an_upper_case_array_compiles(tmp_path: Path) -> None:
+    # C sources keep their case (``A[i][j]``): the queue's registers are declared and read
+    # under one spelling
+    k = hk.stencil()
+    k = replace(k, params=tuple(replace(p, name="A") if p.name == "a" else p for p in k.params),
+                body=tuple(ir.rename_array(s, "a", "A") for s in k.body))  # type: ignore[misc]
+    sched = Schedule(block_rows=8, run_length=3, register_queues=True)
+    src = get_renderer("cuda", sched).render(k, sched).source
+    assert "kt_a_" in src and "kt_A_" not in src
+    project_library("cuda", [get_renderer("cuda", sched).render(k, sched)], tmp_path)
