@@ -133,3 +133,54 @@ def test_a_bound_set_again_later_keeps_the_loop_serial() -> None:
     (raw,) = parse_source(src, "rows.f90", fixed_form=False).kernels
     (j,) = [n for s in analyze(raw).body for n in ir.walk(s) if isinstance(n, ir.Loop) and n.var == "j"]
     assert j.kind is not ir.LoopKind.PARALLEL or "one copy per iteration" not in j.reason
+
+
+BLOCKS = """\
+subroutine planes(grid, u)
+  integer, intent(in) :: grid(3)
+  double precision, intent(inout) :: u(8, 6, 5)
+  double precision :: w(0:8)
+  integer :: i, j, k
+!$omp parallel do collapse(2) private(i, w)
+  do k = 1, grid(3)
+    do j = 1, grid(2)
+      w(0) = 1.0d0
+      do i = 1, grid(1)
+        w(i) = 2.0d0 * u(i, j, k)
+      end do
+      do i = 1, grid(1)
+        u(i, j, k) = w(i - 1) + w(i)
+      end do
+    end do
+  end do
+end subroutine planes
+"""
+
+
+def test_copies_of_a_scratch_array_filled_in_pieces_go_out_to_both_collapsed_loops(tmp_path: Path) -> None:
+    # NPB BT's lhs: its first element set alone, the rest by a loop, inside loops bounded by entry
+    # reads; the copies of the inner loop are taken out to the outer one, each j proven filled
+    (raw,) = parse_source(BLOCKS, "planes.f90", fixed_form=False).kernels
+    assert isinstance(raw, ir.Kernel)
+    k = analyze(raw)
+    nest = {n.var: n for s in k.body for n in ir.walk(s) if isinstance(n, ir.Loop) and n.var in ("j", "k")}
+    assert all(lp.kind is ir.LoopKind.PARALLEL for lp in nest.values()), [lp.reason for lp in nest.values()]
+    rng = np.random.default_rng(6)
+    u = np.asfortranarray(rng.standard_normal((8, 6, 5)))
+    g = (7, 5, 4)
+    want = u.copy(order="F")
+    for kk in range(g[2]):
+        for jj in range(g[1]):
+            w = np.concatenate([[1.0], 2.0 * u[:g[0], jj, kk]])
+            want[:g[0], jj, kk] = w[:-1] + w[1:]
+    grid = np.array(g, dtype=np.int32)
+    if HAVE_KOKKOS:
+        f = kokkos_library(get_renderer("kokkos").render(k), tmp_path / "kokkos").kt_planes
+        f.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+        got = u.copy(order="F")
+        f(grid.ctypes.data, got.ctypes.data)
+        np.testing.assert_allclose(got, want, rtol=1e-15)
+    # the first element left unset: the reads of w(0) are not covered, the loops stay serial
+    (raw,) = parse_source(BLOCKS.replace("      w(0) = 1.0d0\n", ""), "planes.f90", fixed_form=False).kernels
+    serial = [n for s in analyze(raw).body for n in ir.walk(s) if isinstance(n, ir.Loop) and n.var in ("j", "k")]
+    assert all(lp.kind is ir.LoopKind.SERIAL for lp in serial)
