@@ -26,7 +26,8 @@ class Schedule:
     # block is block // block_rows wide, so a stencil's neighbouring rows share a block.
     # Triton: rows of a program's tile in a 3-D nest walked by planes. Kokkos: the MDRange tile
     # of a 2-D or 3-D nest, (block // block_rows) x block_rows (x 1). 0: the target's default
-    # (targets.planes: 3-D nests walked by planes; 1 otherwise; Kokkos chooses its tiles)
+    # (targets.planes: 3-D nests walked by planes; 1 otherwise; Kokkos: targets.defaults' GPU tile
+    # where it runs on a GPU, its own tiles on the host)
     block_rows: int = 0
     # a 3-D nest without reductions: each CUDA thread or Triton program walks runs of this
     # many consecutive iterations of the loop slowest in memory (targets.planes; neighbouring
