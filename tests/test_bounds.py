@@ -151,6 +151,7 @@ subroutine planes(grid, u)
       do i = 1, grid(1)
         u(i, j, k) = w(i - 1) + w(i)
       end do
+      u(8, j, k) = w(grid(1))
     end do
   end do
 end subroutine planes
@@ -173,6 +174,7 @@ def test_copies_of_a_scratch_array_filled_in_pieces_go_out_to_both_collapsed_loo
         for jj in range(g[1]):
             w = np.concatenate([[1.0], 2.0 * u[:g[0], jj, kk]])
             want[:g[0], jj, kk] = w[:-1] + w[1:]
+            want[7, jj, kk] = w[g[0]]  # one element read after the loops, in every j alike
     grid = np.array(g, dtype=np.int32)
     if HAVE_KOKKOS:
         f = kokkos_library(get_renderer("kokkos").render(k), tmp_path / "kokkos").kt_planes

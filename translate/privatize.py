@@ -251,13 +251,13 @@ def _covered(r: _Range, writes: list[_Range]) -> bool:
         d = small[0]
         return all(_covered(_with_point(r, d, Const(v, DType.I32)), writes)
                    for v in range(r.lo[d].value, r.hi[d].value + 1, r.stride[d]))  # type: ignore[union-attr]
-    for d in moving if len(moving) > 1 else ():
+    for d in moving:
         # a dimension the read sweeps as some writes do (the same loop's copies, lhs(.., i, j) over
         # j): each index of it on its own, in the writes that sweep it alike
         alike = [w for w in writes if (w.lo[d], w.hi[d], w.stride[d]) == (r.lo[d], r.hi[d], r.stride[d])]
-        if alike:
-            at = Var(f"kt_at{d}", DType.I32)
-            return _covered(_with_point(r, d, at), [_with_point(w, d, at) for w in alike])
+        at = Var(f"kt_at{d}", DType.I32)
+        if alike and _covered(_with_point(r, d, at), [_with_point(w, d, at) for w in alike]):
+            return True
     if len(moving) > 1 or (moving and r.stride[moving[0]] != 1):
         return False
     dims = moving or list(range(len(r.lo)))
