@@ -59,6 +59,10 @@ def loop_report(kernel: ir.Kernel) -> list[dict[str, object]]:
             for s in kernel.body for n in ir.walk(s) if isinstance(n, ir.Loop)]
 
 
+def _mentions(e: Expr, name: str) -> bool:
+    return any(isinstance(v, Var) and v.name == name for v in ir.walk(e))
+
+
 def entry_scalars(kernel: ir.Kernel) -> set[str]:
     """Integer scalars the routine's first statements set once from its integer parameters and
     constant elements of arrays it never writes (translate.bounds: ``grid_points(3)`` read at
@@ -422,8 +426,9 @@ class _Ctx:
                        reason=f"loop {v} is parallel{detail}")
 
     def arrays_independent(self, loop: ir.Loop, variant: set[str]) -> tuple[list[str], list[str]]:
-        reads: dict[str, list[tuple[Expr, ...]]] = {}
-        writes: dict[str, list[tuple[Expr, ...]]] = {}
+        # each distinct access once, in the order first met (a block's element is read many times)
+        reads: dict[str, dict[tuple[Expr, ...], None]] = {}
+        writes: dict[str, dict[tuple[Expr, ...], None]] = {}
         for s in loop.body:
             for n in ir.walk(s):
                 if isinstance(n, ir.Assign):
@@ -431,22 +436,22 @@ class _Ctx:
                     # writes x(j) and reads x(i), i < j, carries a dependence whatever the target
                     index = n.target.index if isinstance(n.target, Load) else ()
                     if isinstance(n.target, Load):
-                        writes.setdefault(n.target.array, []).append(n.target.index)
+                        writes.setdefault(n.target.array, {})[n.target.index] = None
                     for e in (n.value, *index):
                         for m in ir.walk(e):
                             if isinstance(m, Load):
-                                reads.setdefault(m.array, []).append(m.index)
+                                reads.setdefault(m.array, {})[m.index] = None
                 elif isinstance(n, (ir.If, ir.While, ir.Loop, ir.ErrorCall)):
                     exprs = [n.cond] if isinstance(n, (ir.If, ir.While)) else list(n.args) \
                         if isinstance(n, ir.ErrorCall) else [n.start, n.stop, n.step]
                     for e in exprs:
                         for m in ir.walk(e):
                             if isinstance(m, Load):
-                                reads.setdefault(m.array, []).append(m.index)
+                                reads.setdefault(m.array, {})[m.index] = None
         problems: list[str] = []
         assumed: set[str] = set()
         for arr, ws in writes.items():
-            others = [("written", w) for w in ws] + [("read", r) for r in reads.get(arr, [])]
+            others = [("written", w) for w in ws] + [("read", r) for r in reads.get(arr, {})]
             bad = None
             for w in ws:
                 for kind, o in others:
@@ -476,6 +481,8 @@ class _Ctx:
                  variant: set[str]) -> tuple[bool, set[str]]:
         step = constant_of(loop.step)
         for ea, eb in zip(a, b, strict=False):
+            if not (_mentions(ea, loop.var) and _mentions(eb, loop.var)):
+                continue  # a coefficient of 0 (or none) on one side: this dimension proves nothing
             fa, fb = affine_in(ea, loop.var, variant), affine_in(eb, loop.var, variant)
             if fa is None or fb is None or fa[0] != fb[0]:
                 continue

@@ -148,7 +148,7 @@ def _filled_before_read(body: tuple[ir.Stmt, ...], name: str) -> bool:
                     defs[s.target.name] = value
             if isinstance(s, ir.Assign) and isinstance(s.target, Load) and s.target.array == name and not guarded:
                 r = _range(s.target.index, loops, defs, assigned)
-                if r is not None:
+                if r is not None and r not in writes:
                     writes.append(r)
 
     def _check_reads(e: object, loops: dict[str, ir.Loop], defs: dict[str, Expr]) -> None:
@@ -224,6 +224,11 @@ def _range(index: tuple[Expr, ...], loops: dict[str, ir.Loop], defs: dict[str, E
 def _inside(r: _Range, w: _Range) -> bool:
     """Every index of ``r`` an index of ``w``, where the differences of the bounds are constants:
     per dimension inside ``w``'s bounds, on ``w``'s stride."""
+    for rl, rh, wl, wh in zip(r.lo, r.hi, w.lo, w.hi, strict=True):  # constant bounds first: cheap
+        if isinstance(rl, Const) and isinstance(wl, Const) and rl.value < wl.value:
+            return False
+        if isinstance(rh, Const) and isinstance(wh, Const) and rh.value > wh.value:
+            return False
     for rl, rh, rs, wl, wh, ws in zip(r.lo, r.hi, r.stride, w.lo, w.hi, w.stride, strict=True):
         d_lo, d_hi = simplify(sub(rl, wl)), simplify(sub(wh, rh))
         if not (isinstance(d_lo, Const) and isinstance(d_hi, Const) and d_lo.value >= 0 and d_hi.value >= 0):
