@@ -36,7 +36,7 @@ from parsers.c_stmts import CStmts, array_dims
 from parsers.fortran_shapes import infer_intents
 from translate import ir
 from translate.ir import Const, DType, Expr, Var
-from translate.simplify import linearize, simplify, simplify_body
+from translate.simplify import largest, linearize, simplify, simplify_body
 
 __all__ = ["parse_files", "parse_source"]
 
@@ -296,17 +296,7 @@ def _reach_all(body: tuple[ir.Stmt, ...], array: str, rank: int, params: set[str
     visit(body, {}, {})
     out: list[Expr | None] = []
     for tops in found:
-        if not tops:
-            out.append(None)
-            continue
-        unique: list[Expr] = []
-        for t in tops:
-            if t not in unique:
-                unique.append(t)
-        best = unique[0]
-        for t in unique[1:]:
-            best = ir.Call("max", (best, t), DType.I32)
-        out.append(simplify(best))
+        out.append(largest(tops) if tops else None)
     return out
 
 

@@ -9,7 +9,7 @@ from parsers.fortran_expr import Access
 from translate import ir
 from translate.ir import Call, Const, DType, Expr, Intent, Var
 from translate.loopfacts import exposed_reads
-from translate.simplify import add, linearize, mul, simplify, sub
+from translate.simplify import add, largest, linearize, mul, simplify, sub
 
 
 def expr_names(e: object) -> set[str]:
@@ -238,17 +238,7 @@ def access_extents(body: tuple[ir.Stmt, ...], array: str, rank: int, params: set
     visit(body, {}, {})
     out: list[Expr | None] = []
     for tops in found:
-        if not tops:
-            out.append(None)
-            continue
-        unique: list[Expr] = []
-        for t in tops:
-            if t not in unique:
-                unique.append(t)
-        best = unique[0]
-        for t in unique[1:]:
-            best = Call("max", (best, t), DType.I32)
-        out.append(simplify(best))
+        out.append(largest(tops) if tops else None)
     return out
 
 

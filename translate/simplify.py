@@ -78,6 +78,18 @@ def mul(a: Expr, b: Expr) -> Expr:
     return simplify(BinOp("mul", a, b, _arith_type(a, b)))
 
 
+def largest(exprs: list[Expr]) -> Expr:
+    """The integer MAX of ``exprs`` (each distinct one once, in order), simplified."""
+    unique: list[Expr] = []
+    for e in exprs:
+        if e not in unique:
+            unique.append(e)
+    best = unique[0]
+    for e in unique[1:]:
+        best = Call("max", (best, e), DType.I32)
+    return simplify(best)
+
+
 def const_int(expr: Expr) -> int | None:
     """The value of an integer constant expression, or None."""
     e = simplify(expr)
