@@ -4,7 +4,8 @@ built, run side by side and judged as the workflow's ``program:`` section says.
 The migrated program is the original with each translated routine's executable part
 replaced by a call of its translation (:mod:`parsers.fortran_migrate`), everything else
 unchanged. Kokkos takes the routines validated for Kokkos; CUDA the routines that compiled
-(it runs only where there is a GPU). Written under ``<output>/program/``::
+(it runs only where there is a GPU); a routine whose translation is serial device code only
+stays the original (:func:`serial_only`). Written under ``<output>/program/``::
 
     CMakeLists.txt     the project (targets.cmake.program_cmake)
     original/          copies of the program's sources, as they are under the workflow root
@@ -31,7 +32,8 @@ from parsers.fortran_units import SourceFile, make_parser, read, top_units
 from targets.base import C_ABI_TARGETS, TARGETS
 from targets.cmake import program_cmake
 from targets.data_runtime import runtime_files
-from translate import ir
+from translate import ir, scan
+from translate.irquery import has_parallel
 from validation import toolchains
 from validation.program import (
     Checks,
@@ -91,11 +93,15 @@ def migrate_program(wf: Workflow, out_dir: Path, entries: list[dict[str, Any]],
         usable = TARGETS[target].usable
         ok = {e["name"].lower() for e in entries if e["targets"].get(target, {}).get("status") in usable}
         kernels: dict[str, ir.Kernel] = {}
+        kept: dict[str, str] = {}
         for n in sorted(ok):
             k = kernel(n)
-            if isinstance(k, ir.Kernel):
+            if isinstance(k, ir.Kernel) and serial_only(k):
+                kept[n] = "its translation is serial device code only (one device thread per call)"
+            elif isinstance(k, ir.Kernel):
                 kernels[n] = k
         texts, replaced, refused = _migrate_files(wf, parsed, unread, kernels)
+        refused = {**kept, **refused}
         placed = _place_regions(wf, parsed, texts, {n: kernels[n] for n in replaced}, facts)
         migrated[target] = _write(wf, rels, texts, folder / target)
         ext = TARGETS[target].extension
@@ -120,6 +126,14 @@ def migrate_program(wf: Workflow, out_dir: Path, entries: list[dict[str, Any]],
     progress(f"program {name}: written to {folder}")
     _build_and_run(wf, program, name, folder, section, progress)
     return section
+
+
+def serial_only(kernel: ir.Kernel) -> bool:
+    """Whether a translation holds no parallel loop, scan or library operation: it would run as one
+    device thread, slower than the original on the host, and a host loop calling it (NPB MG's
+    zran3 calls vranlc once per grid row) would pay a launch and copies each time."""
+    body = scan.recognise(kernel.body, kernel)  # a linear recurrence runs as a parallel scan
+    return not any(has_parallel(s) or any(isinstance(n, ir.Loop) and n.scan for n in ir.walk(s)) for s in body)
 
 
 def _parse(wf: Workflow, files: list[Path]) -> tuple[dict[Path, tuple[SourceFile, object]], list[ParseError]]:

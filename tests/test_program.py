@@ -13,7 +13,7 @@ import pytest
 
 from graph.cli import main
 from graph.config import load
-from graph.program_steps import blame
+from graph.program_steps import blame, serial_only
 from validation import toolchains
 from validation.program import (
     Checks,
@@ -166,3 +166,44 @@ def test_the_report_names_the_regions_the_drivers_they_stay_open_through_and_the
     assert "## Program `bt`: matched" in text
     assert "- kokkos: data regions at BT/bt.f:150 (0 update calls; they stay open through adi)" in text
     assert "- kokkos: verify: regions are suspended around its calls" in text
+
+
+def test_a_routine_whose_translation_is_one_device_thread_stays_the_original() -> None:
+    pytest.importorskip("fparser")
+    from parsers.fortran import parse_source
+    from translate.analysis import analyze
+
+    src = """subroutine gen(n, x, a, y)
+  integer, intent(in) :: n
+  double precision, intent(inout) :: x
+  double precision, intent(in) :: a
+  double precision, intent(out) :: y(n)
+  integer :: i
+  do i = 1, n
+    x = mod(a * x, 1.0d6)
+    y(i) = x
+  end do
+end subroutine gen
+subroutine scale(n, y)
+  integer, intent(in) :: n
+  double precision, intent(inout) :: y(n)
+  integer :: i
+  do i = 1, n
+    y(i) = 2.0d0 * y(i)
+  end do
+end subroutine scale
+subroutine prefix(n, y, x)
+  integer, intent(in) :: n
+  double precision, intent(in) :: y(n)
+  double precision, intent(inout) :: x(n)
+  integer :: i
+  x(1) = y(1)
+  do i = 2, n
+    x(i) = x(i - 1) + y(i)
+  end do
+end subroutine prefix
+"""
+    kernels = {k.name: analyze(k) for k in parse_source(src, "gen.f90", fixed_form=False).kernels}
+    assert serial_only(kernels["gen"])  # a recurrence through x: one device thread (NPB's vranlc)
+    assert not serial_only(kernels["scale"])  # a parallel loop
+    assert not serial_only(kernels["prefix"])  # a scan: parallel on the device
