@@ -404,15 +404,15 @@ class _Ctx:
             # THREADPRIVATE): every iteration writes the same elements of them
             return replace(loop, kind=LoopKind.SERIAL, reductions=(), private=(),
                            reason=f"loop {v} is not parallel: every iteration writes the same elements of "
-                                  f"{', '.join(scratch)} (private per thread in the source's !${directive}, which "
-                                  "the translation does not do for arrays)")
+                                  f"{', '.join(scratch)} (private per thread in the source's "
+                                  f"{self.spelt(directive)}, which the translation does not do for arrays)")
         if directive:
             dred, dpriv = directive_clauses(directive)
             known = {r.var for r in reductions}
             reductions += [ir.Reduction(n, op, dtype_of(loop.body, n)) for n, op in dred if n not in known]
             private = sorted(set(private) | (set(dpriv) & set(scalars)))
             reductions = [r for r in reductions if r.var not in private]
-            why = f"as asserted by the source (!${directive})" if directive != "do concurrent" else \
+            why = f"as asserted by the source ({self.spelt(directive)})" if directive != "do concurrent" else \
                 "as asserted by the source (do concurrent)"
             if reasons:
                 why += f"; unproven: {'; '.join(reasons)}"
@@ -424,6 +424,10 @@ class _Ctx:
         detail = f": {'; '.join(notes)}" if notes else ""
         return replace(loop, kind=LoopKind.PARALLEL, reductions=tuple(reductions), private=tuple(private),
                        reason=f"loop {v} is parallel{detail}")
+
+    def spelt(self, directive: str) -> str:
+        """A loop's directive as its source writes it: a C pragma or a Fortran sentinel."""
+        return f"#pragma {directive}" if self.kernel.origin.path.endswith(".c") else f"!${directive}"
 
     def arrays_independent(self, loop: ir.Loop, variant: set[str]) -> tuple[list[str], list[str]]:
         # each distinct access once, in the order first met (a block's element is read many times)
