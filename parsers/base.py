@@ -8,6 +8,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from translate.ir import Cast, Const, DType, Expr
+
 
 class ParseError(Exception):
     """Malformed source: names the file and line. The caller reports it and goes on
@@ -120,3 +122,18 @@ def expand_includes(path: Path, pp: Preprocessed, include: list[Path], depth: in
         out_lines += inner.text.splitlines()
         origins += list(inner.lines[:len(inner.text.splitlines())])
     return Preprocessed("\n".join(out_lines) + "\n", tuple(origins))
+
+
+def cast(e: Expr, dt: DType) -> Expr:
+    """``e`` converted to ``dt``: a constant folded (as C and torch convert it), else a Cast."""
+    if e.dtype == dt:
+        return e
+    if isinstance(e, Const) and not isinstance(e.value, str):
+        v = e.value
+        if dt.is_float:
+            return Const(float(v), dt)
+        if dt.is_int:
+            return Const(int(v), dt)
+        if dt is DType.BOOL:
+            return Const(bool(v), dt)
+    return Cast(dt, e)

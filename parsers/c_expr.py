@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from parsers import c_clang
-from parsers.base import Unsupported
-from translate.ir import BinOp, Call, Cast, Const, DType, Expr, Load, Select, UnOp, Var
+from parsers.base import Unsupported, cast
+from translate.ir import BinOp, Call, Const, DType, Expr, Load, Select, UnOp, Var
 
 Cursor = Any  # clang.cindex.Cursor
 
@@ -94,20 +94,6 @@ def truthy(e: Expr) -> Expr:
     return BinOp("ne", e, Const(0.0 if e.dtype.is_float else 0, e.dtype), DType.BOOL)
 
 
-def convert(e: Expr, dtype: DType) -> Expr:
-    if e.dtype == dtype:
-        return e
-    if isinstance(e, Const) and not isinstance(e.value, str):
-        v = e.value
-        if dtype.is_float:
-            return Const(float(v), dtype)
-        if dtype.is_int:
-            return Const(int(v), dtype)
-        if dtype == DType.BOOL:
-            return Const(bool(v), dtype)
-    return Cast(dtype, e)
-
-
 @dataclass
 class CExpr:
     """Lowers one function's expressions; ``unsupported(cursor, what)`` raises."""
@@ -135,7 +121,7 @@ class CExpr:
             inner = _only(c)
             e = self.expr(inner)
             d = scalar_dtype(c.type)
-            return e if d is None else convert(e, d)
+            return e if d is None else cast(e, d)
         if kind in ("INTEGER_LITERAL", "FLOATING_LITERAL", "CHARACTER_LITERAL"):
             v = c_clang.literal(c)
             if v is None:
@@ -153,10 +139,10 @@ class CExpr:
         if kind == "CONDITIONAL_OPERATOR":
             cond, a, b = list(c.get_children())
             d = self.dtype(c)
-            return Select(truthy(self.expr(cond)), convert(self.expr(a), d), convert(self.expr(b), d), d)
+            return Select(truthy(self.expr(cond)), cast(self.expr(a), d), cast(self.expr(b), d), d)
         if kind == "CSTYLE_CAST_EXPR":
             inner = [k for k in c.get_children() if k.kind.name != "TYPE_REF"]
-            return convert(self.expr(inner[-1]), self.dtype(c))
+            return cast(self.expr(inner[-1]), self.dtype(c))
         if kind == "CALL_EXPR":
             return self.call(c)
         if kind == "COMPOUND_ASSIGNMENT_OPERATOR":
@@ -245,9 +231,9 @@ class CExpr:
             raise self.unsupported(c, "taking an address (&)")
         e = self.expr(operand)
         if op == "-":
-            return UnOp("neg", convert(e, self.dtype(c)), self.dtype(c))
+            return UnOp("neg", cast(e, self.dtype(c)), self.dtype(c))
         if op == "+":
-            return convert(e, self.dtype(c))
+            return cast(e, self.dtype(c))
         if op == "!":
             return UnOp("not", truthy(e), DType.BOOL)
         raise self.unsupported(c, f"the operator {op or '?'}")
@@ -260,12 +246,12 @@ class CExpr:
         if op in _COMPARE:
             a, b = self.expr(lhs), self.expr(rhs)
             common = common_dtype(a.dtype, b.dtype)
-            return BinOp(_COMPARE[op], convert(a, common), convert(b, common), DType.BOOL)
+            return BinOp(_COMPARE[op], cast(a, common), cast(b, common), DType.BOOL)
         if op in _BINOPS:
             if c.type.get_canonical().kind.name == "POINTER":
                 raise self.unsupported(c, "pointer arithmetic")
             d = self.dtype(c)
-            a, b = convert(self.expr(lhs), d), convert(self.expr(rhs), d)
+            a, b = cast(self.expr(lhs), d), cast(self.expr(rhs), d)
             return BinOp(_BINOPS[op], a, b, d)
         if op == "=" or op.endswith("="):
             raise self.unsupported(c, "an assignment inside an expression")
@@ -280,12 +266,12 @@ class CExpr:
         d = self.dtype(c)
         if base == "pow" or base == "powf":
             a, b = (self.expr(x) for x in args)
-            return BinOp("pow", convert(a, d), convert(b, d) if b.dtype.is_float else b, d)
+            return BinOp("pow", cast(a, d), cast(b, d) if b.dtype.is_float else b, d)
         if base in _MATH:
-            vals = tuple(convert(self.expr(a), d) for a in args)
+            vals = tuple(cast(self.expr(a), d) for a in args)
             return Call(_MATH[base], vals, d)
         if fn in _INT_MATH:
-            return Call("abs", (convert(self.expr(args[0]), d),), d)
+            return Call("abs", (cast(self.expr(args[0]), d),), d)
         raise self.unsupported(c, f"the call to {fn}")
 
 

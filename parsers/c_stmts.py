@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from parsers import c_clang
-from parsers.c_expr import CArray, CExpr, common_dtype, convert, scalar_dtype, strip, truthy, type_name
+from parsers.base import cast
+from parsers.c_expr import CArray, CExpr, common_dtype, scalar_dtype, strip, truthy, type_name
 from translate import ir
 from translate.ir import BinOp, Const, DType, Expr, Load, Var
 from translate.simplify import add, simplify, sub
@@ -104,7 +105,7 @@ class CStmts:
             raise self.ex.unsupported(c, "a return with a value")
         d = scalar_dtype(c.semantic_parent.result_type) if c.semantic_parent is not None else None
         value = self.ex.expr(kids[0])
-        return [ir.Assign(Var(self.result, d or value.dtype), convert(value, d or value.dtype))]
+        return [ir.Assign(Var(self.result, d or value.dtype), cast(value, d or value.dtype))]
 
     def block(self, c: Cursor) -> list[ir.Stmt]:
         if c.kind.name == "COMPOUND_STMT":
@@ -148,9 +149,9 @@ class CStmts:
                 first = self.stmt(inner)
                 assert isinstance(first[-1], ir.Assign)
                 target = self.lvalue(lhs)
-                return [*first, ir.Assign(target, convert(first[-1].target, target.dtype))]
+                return [*first, ir.Assign(target, cast(first[-1].target, target.dtype))]
             target = self.lvalue(lhs)
-            return [ir.Assign(target, convert(self.ex.expr(rhs), target.dtype))]
+            return [ir.Assign(target, cast(self.ex.expr(rhs), target.dtype))]
         if kind == "COMPOUND_ASSIGNMENT_OPERATOR":
             op = c_clang.binary_op(c)
             if op not in _COMPOUND:
@@ -159,8 +160,8 @@ class CStmts:
             target = self.lvalue(lhs)
             value = self.ex.expr(rhs)
             common = common_dtype(target.dtype, value.dtype)
-            new = BinOp(_COMPOUND[op], convert(target, common), convert(value, common), common)
-            return [ir.Assign(target, convert(new, target.dtype))]
+            new = BinOp(_COMPOUND[op], cast(target, common), cast(value, common), common)
+            return [ir.Assign(target, cast(new, target.dtype))]
         if kind == "UNARY_OPERATOR" and c_clang.unary_op(c) in ("++", "--", "post++", "post--"):
             (operand,) = list(c.get_children())
             target = self.lvalue(operand)
@@ -224,7 +225,7 @@ class CStmts:
         init = [k for k in d.get_children() if k.kind.is_expression()]
         if not init:
             return []
-        return [ir.Assign(Var(name, dtype), convert(self.ex.expr(init[-1]), dtype))]
+        return [ir.Assign(Var(name, dtype), cast(self.ex.expr(init[-1]), dtype))]
 
     def for_stmt(self, c: Cursor) -> list[ir.Stmt]:
         kids = list(c.get_children())
@@ -281,7 +282,7 @@ class CStmts:
             return None
         line = c.location.line
         directive = self._directive(line)
-        return ir.Loop(var.name, start[0].value, convert(stop, var.dtype), Const(step, var.dtype), tuple(inner),
+        return ir.Loop(var.name, start[0].value, cast(stop, var.dtype), Const(step, var.dtype), tuple(inner),
                        directive=directive, line=line)
 
     def _step(self, inc: Cursor, var: str) -> int | None:

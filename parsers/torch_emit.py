@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
+from parsers.base import cast
 from parsers.torch_dtypes import compute_dtype
 from translate import ir
 from translate.ir import BinOp, Call, Cast, Const, DType, Expr, Var
@@ -104,20 +105,6 @@ class Names:
         name = self.fresh(prefix)
         self.scalars.append(ir.Scalar(name, dtype))
         return Var(name, dtype)
-
-
-def cast(e: Expr, dt: DType) -> Expr:
-    if e.dtype == dt:
-        return e
-    if isinstance(e, Const) and not isinstance(e.value, str):
-        v = e.value
-        if dt.is_float:
-            return Const(float(v), dt)
-        if dt.is_int:
-            return Const(int(v), dt)
-        if dt is DType.BOOL:
-            return Const(bool(v), dt)
-    return Cast(dt, e)
 
 
 def loop_vars_of(exprs: object) -> set[str]:

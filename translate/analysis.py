@@ -59,10 +59,6 @@ def loop_report(kernel: ir.Kernel) -> list[dict[str, object]]:
             for s in kernel.body for n in ir.walk(s) if isinstance(n, ir.Loop)]
 
 
-def _mentions(e: Expr, name: str) -> bool:
-    return any(isinstance(v, Var) and v.name == name for v in ir.walk(e))
-
-
 def entry_scalars(kernel: ir.Kernel) -> set[str]:
     """Integer scalars the routine's first statements set once from its integer parameters and
     constant elements of arrays it never writes (translate.bounds: ``grid_points(3)`` read at
@@ -485,7 +481,7 @@ class _Ctx:
                  variant: set[str]) -> tuple[bool, set[str]]:
         step = constant_of(loop.step)
         for ea, eb in zip(a, b, strict=False):
-            if not (_mentions(ea, loop.var) and _mentions(eb, loop.var)):
+            if not (loop.var in names_read(ea) and loop.var in names_read(eb)):
                 continue  # a coefficient of 0 (or none) on one side: this dimension proves nothing
             fa, fb = affine_in(ea, loop.var, variant), affine_in(eb, loop.var, variant)
             if fa is None or fb is None or fa[0] != fb[0]:

@@ -24,11 +24,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from targets.cstyle import CStyleRenderer
 from translate import ir
 from validation.builds import content_hash, default_cache_dir, publish
 from validation.processes import run_process, tail
 
-_CTYPE = {"i32": "int", "i64": "long long", "f32": "float", "f64": "double", "bool": "int", "char": "char"}
 LIBS = "libs.json"  # kernel name -> the library (file name) exporting its kt_ref_NAME
 
 
@@ -49,9 +49,9 @@ def wrapper(kernel: ir.Kernel) -> str:
         if isinstance(p, ir.Array) or p.intent.writes:
             params.append(f"void *{p.name}")  # converts to whatever pointer the function declares
         else:
-            params.append(f"{_CTYPE[p.dtype.value]} {p.name}")
+            params.append(f"{CStyleRenderer.ABI_TYPES[p.dtype]} {p.name}")
         args.append(p.name)
-    ret = _CTYPE[kernel.result.value] if kernel.result is not None else "void"
+    ret = CStyleRenderer.ABI_TYPES[kernel.result] if kernel.result is not None else "void"
     call = f"{kernel.name}({', '.join(args)})"
     body = f"return {call};" if kernel.result is not None else f"{call};"
     return f"{ret} kt_ref_{kernel.name}({', '.join(params) or 'void'}) {{ {body} }}\n"

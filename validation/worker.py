@@ -144,40 +144,23 @@ def run_reference(job: dict[str, Any], scalars: dict[str, Any], arrays: dict[str
 
 def run_c_reference(job: dict[str, Any], scalars: dict[str, Any], arrays: dict[str, np.ndarray],
                     fill: int | None = 0) -> dict[str, Any]:
-    """One call of a C reference's ``kt_ref_NAME`` (validation.cref: the shims' C ABI) through
-    ctypes, every array followed by a guard zone as in :func:`run_reference`."""
-    fn = getattr(ctypes.CDLL(job["lib"]), job["entry"])
-    sig = job["sig"]
-    args: list[Any] = []
-    argtypes: list[Any] = []
-    boxes: dict[str, Any] = {}
-    guarded: list[tuple[str, np.ndarray, np.ndarray]] = []
-    for p in sig["params"]:
-        name = p["name"]
+    """One call of a C reference's ``kt_ref_NAME`` (validation.cref: the shims' C ABI), made as
+    :func:`run_ctypes` makes a candidate's, every array followed by a guard zone as in
+    :func:`run_reference`."""
+    flats: dict[str, np.ndarray] = {}
+    buffers: dict[str, np.ndarray] = {}
+    for p in job["sig"]["params"]:
         if p["kind"] == "array":
-            flat = arrays[name].reshape(-1, order=_order(p))
-            buf = flat if fill is None else _guarded(flat, fill)
-            if fill is not None:
-                guarded.append((name, flat, buf))
-            args.append(ctypes.c_void_p(buf.ctypes.data))
-            argtypes.append(ctypes.c_void_p)
-            continue
-        arg, argtype, box = scalar_arg(p, scalars[name], _CTYPES[p["dtype"]])
-        args.append(arg)
-        argtypes.append(argtype)
-        if p["intent"] != "in":
-            boxes[name] = box
-    fn.argtypes = argtypes
-    fn.restype = _CTYPES[sig["result"]] if sig["result"] else None
-    res = fn(*args)
-    for name, flat, buf in guarded:
-        if not _guard_intact(buf, flat.size, fill or 0):
+            flat = flats[p["name"]] = arrays[p["name"]].reshape(-1, order=_order(p))
+            buffers[p["name"]] = flat if fill is None else _guarded(flat, fill)
+    out = run_ctypes(job, scalars, buffers)
+    if fill is None:  # a timed call: the arrays themselves were passed
+        return out
+    for name, flat in flats.items():
+        if not _guard_intact(buffers[name], flat.size, fill):
             raise OutOfBounds(f"the reference wrote past the end of {name} (given {flat.size} elements): the "
                               "shapes or sizes given are smaller than what the function accesses")
-        flat[...] = buf[:flat.size]
-    out: dict[str, Any] = {k: b.value for k, b in boxes.items()}
-    if sig["result"]:
-        out["result"] = res
+        flat[...] = buffers[name][:flat.size]
     return out
 
 
