@@ -13,23 +13,24 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from targets.base import shim_symbol
+from targets.cstyle import CStyleRenderer
 from translate import ir
-
-_CTYPE = {"i32": "int", "i64": "long long", "f32": "float", "f64": "double", "bool": "int", "char": "char"}
 
 
 def prototype(kernel: ir.Kernel) -> str:
+    """``kt_NAME``'s prototype, as the shims define it (CONVENTIONS.md), in C's own spelling."""
     params = []
     for p in kernel.params:
-        t = _CTYPE[p.dtype.value]
+        t = CStyleRenderer.ABI_TYPES[p.dtype]
         if isinstance(p, ir.Array):
             params.append(f"{'const ' if not p.intent.writes else ''}{t} *{p.name}")
         elif p.intent.writes:
             params.append(f"{t} *{p.name}")
         else:
             params.append(f"{t} {p.name}")
-    ret = _CTYPE[kernel.result.value] if kernel.result is not None else "void"
-    return f"{ret} kt_{kernel.name}({', '.join(params) or 'void'})"
+    ret = CStyleRenderer.ABI_TYPES[kernel.result] if kernel.result is not None else "void"
+    return f"{ret} {shim_symbol(kernel)}({', '.join(params) or 'void'})"
 
 
 def header(kernel: ir.Kernel) -> str:
@@ -37,7 +38,7 @@ def header(kernel: ir.Kernel) -> str:
     arrays = [p for p in kernel.params if isinstance(p, ir.Array)]
     shapes = "".join(f" *   {p.name}: {' x '.join(ir.expr_str(s) for s in p.shape)} {p.dtype.value}, row-major\n"
                      for p in arrays)
-    return (f"/* kt_{kernel.name}: the translation of {kernel.name} ({kernel.origin}), the C entry of the\n"
+    return (f"/* {shim_symbol(kernel)}: the translation of {kernel.name} ({kernel.origin}), the C entry of the\n"
             f" * kokkos and cuda shims (link the target's library). Arrays are host memory:\n{shapes} */\n"
             f"#ifndef {guard}\n#define {guard}\n\n#ifdef __cplusplus\nextern \"C\" {{\n#endif\n\n"
             f"{prototype(kernel)};\n\n#ifdef __cplusplus\n}}\n#endif\n\n#endif\n")
@@ -67,7 +68,7 @@ def dropin(kernel: ir.Kernel, source: str) -> str | None:
         return None
     includes = [ln for ln in source.splitlines() if re.match(r"^\s*#\s*include\b", ln)]
     args = ", ".join(f"(void *){p.name}" if isinstance(p, ir.Array) else p.name for p in kernel.params)
-    call = f"kt_{kernel.name}({args})"
+    call = f"{shim_symbol(kernel)}({args})"
     body = f"  return {call};" if kernel.result is not None else f"  {call};"
     return ("/* Drop-in replacement of " + f"{kernel.name} ({kernel.origin}): link this file and the target's\n"
             " * library instead of the original's object. */\n" + "\n".join(includes) +

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from graph import c_headers
-from parsers.c import parse_files
+from parsers.c import parse_files, parse_source
 from targets.base import get_renderer
 from translate import ir
 from translate.analysis import analyze
@@ -107,3 +107,14 @@ def test_a_static_function_gets_no_drop_in(tmp_path: Path) -> None:
                    "twice")
     written = c_headers.write(k, tmp_path / "out", tmp_path)
     assert [p.name for p in written] == ["twice.h"]
+
+
+def test_the_header_names_the_shim_as_the_targets_export_it() -> None:
+    # the shims export kt_<name in lower case>; a C function named in mixed case keeps its own
+    # name in the drop-in, and calls the shim by the exported one
+    (k,) = parse_source("void Scale2(int n, double *a) { for (int i = 0; i < n; i++) a[i] *= 2.0; }\n",
+                        "scale2.c").kernels
+    assert isinstance(k, ir.Kernel)
+    assert "void kt_scale2(int n, double *a);" in c_headers.header(k)
+    made = c_headers.dropin(k, "void Scale2(int n, double *a) {\n  return;\n}\n")
+    assert made is not None and "void Scale2(int n, double *a)" in made and "kt_scale2(n, (void *)a);" in made
