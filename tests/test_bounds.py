@@ -186,3 +186,65 @@ def test_copies_of_a_scratch_array_filled_in_pieces_go_out_to_both_collapsed_loo
     (raw,) = parse_source(BLOCKS.replace("      w(0) = 1.0d0\n", ""), "planes.f90", fixed_form=False).kernels
     serial = [n for s in analyze(raw).body for n in ir.walk(s) if isinstance(n, ir.Loop) and n.var in ("j", "k")]
     assert all(lp.kind is ir.LoopKind.SERIAL for lp in serial)
+
+
+EDGES = """\
+subroutine edges(grid, u, w, f, n)
+  integer, intent(in) :: n
+  integer, intent(in) :: grid(2)
+  double precision, intent(in) :: u(n, n)
+  double precision, intent(inout) :: w(n), f(n, n)
+  integer :: i, j, m
+  do i = 2, grid(1)
+    do j = 1, grid(2)
+      f(i, j) = f(i, j) + f(i - 1, j)
+    end do
+  end do
+  do j = 1, grid(2)
+    do i = 1, grid(1)
+      w(i) = 2.0d0 * u(i, j)
+    end do
+    do m = 1, 2
+      i = 1
+      f(i, j) = f(i, j) - m * w(i + 1)
+    end do
+    do i = 2, grid(1) - 1
+      f(i, j) = f(i, j) - w(i)
+    end do
+    do m = 1, 2
+      i = grid(1)
+      f(i, j) = f(i, j) - m * w(i - 1)
+    end do
+  end do
+end subroutine edges
+"""
+
+
+def test_a_loop_variable_a_serial_segment_sets_outside_its_loops_is_declared(tmp_path: Path) -> None:
+    # NPB BT's exact_rhs: ``i = 1`` and the edge update, inside a loop over m, run as a serial
+    # segment inside a host loop over j, after a host loop over i; the host code must declare i for it
+    (raw,) = parse_source(EDGES, "edges.f90", fixed_form=False).kernels
+    assert isinstance(raw, ir.Kernel)
+    k = analyze(raw)
+    rng = np.random.default_rng(8)
+    n, g = 9, (7, 5)
+    u = np.asfortranarray(rng.standard_normal((n, n)))
+    f0 = np.asfortranarray(rng.standard_normal((n, n)))
+    want, w = f0.copy(order="F"), np.zeros(n)
+    for i in range(1, g[0]):
+        want[i, :g[1]] += want[i - 1, :g[1]]
+    for j in range(g[1]):
+        w[:g[0]] = 2.0 * u[:g[0], j]
+        want[0, j] -= 3.0 * w[1]
+        want[1:g[0] - 1, j] -= w[1:g[0] - 1]
+        want[g[0] - 1, j] -= 3.0 * w[g[0] - 2]
+    rendered = {t: get_renderer(t).render(k) for t in ("kokkos", "cuda")}
+    for t, text in rendered.items():
+        assert "int i = 0;" in text.source, t
+    if HAVE_KOKKOS:
+        fn = kokkos_library(rendered["kokkos"], tmp_path / "kokkos").kt_edges
+        fn.argtypes = [ctypes.c_void_p] * 4 + [ctypes.c_int]
+        got, gw = f0.copy(order="F"), np.zeros(n)
+        grid = np.array(g, dtype=np.int32)
+        fn(grid.ctypes.data, u.ctypes.data, gw.ctypes.data, got.ctypes.data, n)
+        np.testing.assert_allclose(got, want, rtol=1e-15)

@@ -192,8 +192,28 @@ def host_scalars(kernel: ir.Kernel, segments: Iterable[Segment]) -> tuple[str, .
     # declared here, each loop over it declares its own
     host_loop_vars -= many([st for s in walk_segments(segments) if isinstance(s, HostBlock) for st in s.stmts],
                            _assigned)
+    # and one a device segment uses outside every host loop over it (NPB BT's exact_rhs sets ``i = 1``
+    # in a serial segment of the j loop, after a k/i nest)
+    host_loop_vars -= _used_outside_loops(segments, frozenset())
     locals_ = [d.name for d in kernel.locals if isinstance(d, ir.Scalar)]
     return tuple(n for n in locals_ if n in used and n not in host_loop_vars)
+
+
+def _used_outside_loops(segments: Iterable[Segment], enclosing: frozenset[str]) -> set[str]:
+    """Scalars device segments pass that no enclosing host loop runs over."""
+    out: set[str] = set()
+    for seg in segments:
+        if isinstance(seg, HostIf):
+            out |= _used_outside_loops(seg.then, enclosing) | _used_outside_loops(seg.orelse, enclosing)
+        elif isinstance(seg, HostLoop):
+            out |= _used_outside_loops(seg.body, enclosing | {seg.var})
+        elif isinstance(seg, HostWhile):
+            out |= _used_outside_loops(seg.body, enclosing)
+        elif isinstance(seg, DeviceNest):
+            out |= set(seg.scalars_in) - enclosing
+        elif isinstance(seg, DeviceSerial):
+            out |= (set(seg.scalars_in) | set(seg.scalars_out)) - enclosing
+    return out
 
 
 def allocation_point(kernel: ir.Kernel, segments: Sequence[Segment], arrays: Iterable[ir.Array]) -> int | None:
