@@ -203,7 +203,7 @@ def gpu(args: argparse.Namespace) -> int:
     else:
         print(f"region_bench gpu: Kokkos {kokkos.version} ({', '.join(kokkos.backends)}) from {kokkos.include}",
               file=sys.stderr)
-    _prebuild_cuda(plans, plan_dir / ".cache")
+    _prebuild(plans, plan_dir / ".cache")
     results: list[dict[str, Any]] = []
     kernels: dict[str, ir.Kernel] = {}
     for doc in plans:
@@ -440,9 +440,30 @@ def _search(target: str, kernel: ir.Kernel, doc: dict[str, Any], pc: Any, curren
             "history": found.history}
 
 
-def _prebuild_cuda(plans: list[dict[str, Any]], cache: Path) -> None:
-    """Compile every CUDA profiling entry at once (nvcc is slow; the GPU host has many cores)."""
+def _prebuild(plans: list[dict[str, Any]], cache: Path) -> None:
+    """Compile every CUDA profiling entry and Kokkos build at once (nvcc is slow; the GPU host
+    has many cores)."""
     _build_cuda([(_local(Path(d["files"]["cuda"])), d["kernel"]) for d in plans if "cuda" in d["targets"]], cache)
+    _build_kokkos([(_local(Path(d["files"]["kokkos"])), d["kernel"]) for d in plans if "kokkos" in d["targets"]],
+                  cache)
+
+
+def _build_kokkos(folders: list[tuple[Path, ir.Kernel]], cache: Path) -> None:
+    """The Kokkos build of each folder's region, 16 at a time (the cache then serves the golden
+    check and the timing); a failure is reported again where the region is run."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from validation.builds import build_candidate
+
+    def one(job: tuple[Path, ir.Kernel]) -> None:
+        folder, kernel = job
+        try:
+            build_candidate("kokkos", folder, kernel, cache)
+        except Exception as exc:
+            print(f"  {folder}: kokkos build: {exc}", file=sys.stderr)
+
+    with ThreadPoolExecutor(max_workers=16) as pool:
+        list(pool.map(one, folders))
 
 
 def _build_cuda(folders: list[tuple[Path, ir.Kernel]], cache: Path, validation: bool = False) -> None:

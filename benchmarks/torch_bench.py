@@ -2,6 +2,7 @@
 
     python benchmarks/torch_bench.py OUT [--modules relu,softmax] [--quick] [--dry-run] [--tf32]
                                          [--compare OUT2 [--compare-label NAME]]
+                                         [--max-autotune] [--busy] [--jsonl FILE]
 
 ``OUT`` is the output folder of a previous ``translate run`` of a ``language:
 pytorch`` workflow (e.g. ``examples/pytorch_ops/out/ops``): for every
@@ -18,6 +19,11 @@ runs). It prints a table with the speedups over eager and their geometric means.
 checked and timed in the same run. A ModelNew that runs as a CUDA graph
 (``ModelNew.cuda_graphs``, whole models without draws or state) is also timed with
 the graphs off, in the "no-graph ms" column.
+``--max-autotune`` adds torch.compile(mode="max-autotune") (GEMM and convolution templates
+autotuned, CUDA graphs) as a column. ``--busy`` measures, for ModelNew, the fraction of a
+forward's wall time the GPU spends in kernels (torch.profiler's kernel records against the
+wall time of the same calls), with the host plan on and off. ``--jsonl FILE`` appends each
+module's row as a JSON line as soon as it is measured (a run cut short keeps what it did).
 
 ``--dry-run`` runs on a CPU: the Triton interpreter, the sizes the workflow
 validated at (read from ``OUT/golden/<stem>/case0.json``), ``torch.compile``
@@ -33,6 +39,7 @@ Needs only torch, triton and numpy (the GPU machine has no fparser or langgraph)
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib.util
 import json
 import math
@@ -59,6 +66,9 @@ class Row:
     ours_ms: float | None = None
     alt_ms: float | None = None
     plain_ms: float | None = None  # ours with ModelNew.cuda_graphs off (kernels launched one by one)
+    autotune_ms: float | None = None  # torch.compile(mode="max-autotune")
+    busy: float | None = None  # share of ModelNew's forward wall time the GPU runs kernels (host plan on)
+    busy_plain: float | None = None  # the same with ModelNew.cuda_graphs off
     status: str = "ok"
 
     def speedup(self, other: float | None) -> float | None:
@@ -187,8 +197,27 @@ def _check(fn: Callable[..., Any], module: Any, saved: dict[str, Any], inputs: l
         return f"{type(exc).__name__}: {exc}"
 
 
+def busy_fraction(fn: Callable[[], Any], calls: int = 5) -> float:
+    """The share of ``calls`` calls' wall time the GPU spends in kernels: the kernel records of
+    torch.profiler (CUDA graph replays included) summed, over the wall time of the same calls."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    fn()
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        t0 = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        torch.cuda.synchronize()
+        wall_us = (time.perf_counter() - t0) * 1e6
+    kernel_us = sum(e.device_time for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA)
+    return kernel_us / wall_us if wall_us else 0.0
+
+
 def _measure(row: Row, model: Any, new: Any, inputs: list[Any], dry_run: bool,
-             timer: Callable[[Callable[[], Any]], float], alt: Any = None) -> None:
+             timer: Callable[[Callable[[], Any]], float], alt: Any = None,
+             autotune: bool = False, busy: bool = False) -> None:
     """Check ModelNew (and the compared one) and torch.compile against eager, then time
     what matched."""
     import torch
@@ -217,16 +246,27 @@ def _measure(row: Row, model: Any, new: Any, inputs: list[Any], dry_run: bool,
         row.eager_ms = timer(lambda: model(*inputs))
         if not cwhy:
             row.compile_ms = timer(lambda: compiled(*inputs))
+        if autotune and not dry_run:
+            tuned = torch.compile(model, mode="max-autotune")
+            twhy = _check(tuned, model, saved, inputs, want)
+            if twhy:
+                row.status = (row.status + "; " if row.status != "ok" else "") + f"max-autotune: {twhy}"[:120]
+            else:
+                row.autotune_ms = timer(lambda: tuned(*inputs))
         if not why:
             row.ours_ms = timer(lambda: new(*inputs))
+            if busy and not dry_run:
+                row.busy = busy_fraction(lambda: new(*inputs))
             if getattr(new, "cuda_graphs", False) and not dry_run:
                 new.cuda_graphs = False
                 row.plain_ms = timer(lambda: new(*inputs))
+                if busy:
+                    row.busy_plain = busy_fraction(lambda: new(*inputs))
                 new.cuda_graphs = True
 
 
 def bench_module(out_dir: Path, path: Path, dry_run: bool, timer: Callable[[Callable[[], Any]], float],
-                 alt_path: Path | None = None) -> Row:
+                 alt_path: Path | None = None, autotune: bool = False, busy: bool = False) -> Row:
     import torch
 
     stem = path.name[: -len("_model.py")]
@@ -240,11 +280,12 @@ def bench_module(out_dir: Path, path: Path, dry_run: bool, timer: Callable[[Call
         row.status = f"not run: {type(exc).__name__}: {exc}"[:160]
         return row
     try:
-        _measure(row, model, new, inputs, dry_run, timer, alt)
+        _measure(row, model, new, inputs, dry_run, timer, alt, autotune, busy)
     except Exception as exc:  # e.g. out of memory at full size: this module only
         row.status = f"failed: {type(exc).__name__}: {exc}"[:160]
     finally:
         del model, new, inputs, alt
+        torch._dynamo.reset()  # the compiled graphs of this module hold its tensors
         if device.type == "cuda":
             torch.cuda.empty_cache()
     return row
@@ -269,9 +310,21 @@ def table(rows: Sequence[Row], note: str, alt_label: str | None = None) -> str:
     plain = any(r.plain_ms for r in rows)
     if plain:
         lines[2] = lines[2].replace("  status", f" {'no-graph ms':>12}  status")
+    tuned = any(r.autotune_ms for r in rows)
+    if tuned:
+        lines[2] = lines[2].replace("  status", f" {'autotune ms':>12} {'autotune/eager':>15}  status")
+    busy = any(r.busy is not None for r in rows)
+    if busy:
+        lines[2] = lines[2].replace("  status", f" {'GPU busy':>9} {'no-graph':>9}  status")
+
+    def pct(v: float | None) -> str:
+        return f"{100 * v:.0f}%" if v is not None else "-"
+
     for r in rows:
         extra = f" {ms(r.alt_ms):>14} {x(r.speedup(r.alt_ms)):>16}" if alt_label else ""
         extra += f" {ms(r.plain_ms):>12}" if plain else ""
+        extra += f" {ms(r.autotune_ms):>12} {x(r.speedup(r.autotune_ms)):>15}" if tuned else ""
+        extra += f" {pct(r.busy):>9} {pct(r.busy_plain):>9}" if busy else ""
         lines.append(f"{r.module:<22} {ms(r.eager_ms):>10} {ms(r.compile_ms):>11} {ms(r.ours_ms):>10} "
                      f"{x(r.speedup(r.compile_ms)):>14} {x(r.speedup(r.ours_ms)):>11}{extra}  {r.status}")
     gc = geomean([r.speedup(r.compile_ms) or 0 for r in rows])
@@ -284,6 +337,10 @@ def table(rows: Sequence[Row], note: str, alt_label: str | None = None) -> str:
     if both:
         rel = geomean([r.compile_ms / r.ours_ms for r in both if r.compile_ms and r.ours_ms])
         lines.append(f"ours vs torch.compile, geometric mean over {len(both)} modules: {x(rel)}")
+    pairs = [r for r in rows if r.autotune_ms and r.ours_ms]
+    if pairs:
+        rel = geomean([r.autotune_ms / r.ours_ms for r in pairs if r.autotune_ms and r.ours_ms])
+        lines.append(f"ours vs torch.compile max-autotune, geometric mean over {len(pairs)} modules: {x(rel)}")
     pairs = [r for r in rows if r.alt_ms and r.ours_ms]
     if alt_label and pairs:
         rel = geomean([r.alt_ms / r.ours_ms for r in pairs if r.alt_ms and r.ours_ms])
@@ -302,6 +359,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="another run's output folder: its ModelNew of the same files is timed alongside")
     ap.add_argument("--compare-label", default="compared", help="the column name of --compare")
     ap.add_argument("--tf32", action="store_true", help="leave PyTorch's TF32 defaults (cuDNN convolutions in TF32)")
+    ap.add_argument("--max-autotune", action="store_true", help="also time torch.compile(mode='max-autotune')")
+    ap.add_argument("--busy", action="store_true", help="the GPU's busy share of ModelNew's forward (torch.profiler)")
+    ap.add_argument("--jsonl", type=Path, default=None, help="append each module's row to this file as it is measured")
     args = ap.parse_args(argv)
     if args.dry_run:
         os.environ["TRITON_INTERPRET"] = "1"  # before triton is imported
@@ -324,8 +384,12 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for p in paths:
         alt = args.compare.resolve() / "pytorch" / p.name if args.compare else None
-        rows.append(bench_module(args.out_dir.resolve(), p, args.dry_run, timer, alt))
-        print(f"  {rows[-1].module}: {rows[-1].status}", file=sys.stderr, flush=True)
+        t0 = time.perf_counter()
+        rows.append(bench_module(args.out_dir.resolve(), p, args.dry_run, timer, alt, args.max_autotune, args.busy))
+        print(f"  {rows[-1].module}: {rows[-1].status} ({time.perf_counter() - t0:.0f} s)", file=sys.stderr, flush=True)
+        if args.jsonl is not None:
+            with args.jsonl.open("a") as fh:
+                fh.write(json.dumps(dataclasses.asdict(rows[-1])) + "\n")
     where = ("DRY RUN (CPU, Triton interpreter, validated sizes, perf_counter; times are not measurements)"
              if args.dry_run else f"{torch.cuda.get_device_name()} | torch {torch.__version__} | triton "
              f"{__import__('triton').__version__} | do_bench median ms{' (quick)' if args.quick else ''} | "
