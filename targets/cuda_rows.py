@@ -4,7 +4,9 @@ contiguous dimension) runs ONE WARP per row. The lanes stride the inner loops,
 so neighbouring lanes read neighbouring elements (a thread per row would read
 ``blockDim.x`` rows a whole row apart); reductions into private scalars are
 combined with warp shuffles after each inner loop, every lane then holding the
-row's value; stores outside the inner loops are made by lane 0 only.
+row's value; stores outside the inner loops are made by lane 0 only. Inner loops
+that share a row's elements (a scratch row one fills and the next reads, NPB MG's
+resid) are separated by ``__syncwarp()``.
 
 Used when ``Schedule.row_programs`` is on (the default; the search tries it
 off). First-max/min updates (``ArgUpdate``) and narrow-float reduction scalars
@@ -21,6 +23,7 @@ from targets.rows import (
     arg_update,
     inner_loops,
     loop_chain,
+    needs_barrier,
     row_nest,
 )
 from translate import ir
@@ -45,7 +48,7 @@ _OPS = {"add": "KtSum", "max": "KtMax", "min": "KtMin"}
 
 def warp_row_nest(r: CudaRenderer, nest: DeviceNest) -> bool:
     """Whether ``nest`` runs as a warp-per-row kernel under the renderer's schedule."""
-    if not r.schedule.row_programs or not row_nest(nest, r.kernel):
+    if not r.schedule.row_programs or not row_nest(nest, r.kernel, scratch=True):
         return False
     for lp in inner_loops(nest):
         if any(arg_update(s) is not None for s in loop_chain(lp)[-1].body):
@@ -81,11 +84,15 @@ def row_kernel(r: CudaRenderer, buf: CodeBuffer, nest: DeviceNest) -> None:
             buf.lines(r.index_lines(nest.loops, "row", "long long"))
             inner_vars = {c.var for lp in inner_loops(nest) for c in loop_chain(lp)}
             first_assign = r.row_privates(buf, nest.body, [p for p in nest.private if p not in inner_vars])
+            barrier, looped = needs_barrier(nest), False
             for s in nest.body:
                 if id(s) in first_assign:
                     r.declare_on_assign.add(first_assign[id(s)])
                 if isinstance(s, ir.Loop):
+                    if barrier and looped:
+                        buf.line("__syncwarp();  // the loops share the row's elements: the last one done first")
                     _row_loop(r, buf, s)
+                    looped = True
                 elif isinstance(s, ir.Assign) and isinstance(s.target, ir.Load):
                     with buf.block("if (lane == 0)"):
                         r.stmt(buf, s)

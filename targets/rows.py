@@ -17,7 +17,10 @@ Pattern (``DeviceNest`` body, the parallel loops already collapsed):
   touches, and at least one access uses it;
 * no array is both written and read in the nest (a row's store is not
   guaranteed visible to its other lanes' later loads), except one element per
-  row read and written outside the inner loops (``y(j) = y(j) + alpha*temp``).
+  row read and written outside the inner loops (``y(j) = y(j) + alpha*temp``),
+  and, for targets that put a barrier between the inner loops (CUDA, Kokkos),
+  arrays touched only by inner loops that are parallel by the analysis (a
+  scratch row one loop fills and the next reads: NPB MG's resid, psinv, interp).
 """
 
 from __future__ import annotations
@@ -178,8 +181,11 @@ def _inner_ok(kernel: ir.Kernel, lp: ir.Loop, body: tuple[ir.Stmt, ...]) -> bool
     return not any(assigned & scalar_reads(s) for s in outside)
 
 
-def row_nest(nest: DeviceNest, kernel: ir.Kernel) -> bool:
-    """Whether ``nest`` is a row computation the row program renders (module docstring)."""
+def row_nest(nest: DeviceNest, kernel: ir.Kernel, scratch: bool = False) -> bool:
+    """Whether ``nest`` is a row computation the row program renders (module docstring). With
+    ``scratch`` (a target that puts a barrier between the inner loops: ``needs_barrier``), an
+    array may also be written and read in the inner loops where every access stays in the row's
+    own elements (``_row_owned``: NPB MG's scratch rows u1/u2 and psinv's u)."""
     if nest.reductions:
         return False
     if not inner_loops(nest):
@@ -190,6 +196,17 @@ def row_nest(nest: DeviceNest, kernel: ir.Kernel) -> bool:
                 return False
         elif not isinstance(s, ir.Assign):
             return False
+    return all(_one_element(nest, a) or (scratch and _row_owned(nest, kernel, a)) for a in _written_and_read(nest))
+
+
+def needs_barrier(nest: DeviceNest) -> bool:
+    """Whether the inner loops of a row nest share arrays (``_row_owned``): each must then finish
+    before the next starts (a lane reads elements other lanes wrote)."""
+    return any(not _one_element(nest, a) for a in _written_and_read(nest))
+
+
+def _written_and_read(nest: DeviceNest) -> set[str]:
+    """The arrays the nest both stores into and reads."""
     written = {s.target.array for st in nest.body for s in ir.walk(st)
                if isinstance(s, ir.Assign) and isinstance(s.target, ir.Load)}
     read = set()
@@ -200,7 +217,21 @@ def row_nest(nest: DeviceNest, kernel: ir.Kernel) -> bool:
                 index_loads = [n.array for e in (s.target.index if isinstance(s.target, ir.Load) else ())
                                for n in ir.walk(e) if isinstance(n, ir.Load)]
                 read |= set(value_loads) | set(index_loads)
-    return all(_one_element(nest, a) for a in written & read)
+    return written & read
+
+
+def _row_owned(nest: DeviceNest, kernel: ir.Kernel, array: str) -> bool:
+    """Whether the lanes of a row may share ``array`` with a barrier between the inner loops: it
+    is touched only inside inner loops, each of them parallel by the analysis (no two of its
+    iterations meet in it), and the nest's own loops are parallel, so no two rows meet in it
+    either (NPB MG's scratch rows are copies per row, psinv's u one row per iteration)."""
+    for st in nest.body:
+        touched = any(isinstance(n, ir.Load) and n.array == array for n in ir.walk(st))  # stores too
+        if not touched:
+            continue
+        if not isinstance(st, ir.Loop) or any(c.kind is not ir.LoopKind.PARALLEL for c in loop_chain(st)):
+            return False
+    return all(lp.kind is ir.LoopKind.PARALLEL for lp in nest.loops)
 
 
 def _one_element(nest: DeviceNest, array: str) -> bool:

@@ -1,0 +1,109 @@
+"""targets.rows with scratch rows: a parallel nest whose inner loops fill a row of a scratch
+array and read it back at neighbouring elements (NPB MG's resid and psinv) runs one warp
+(CUDA) or one team (Kokkos) per row, with a barrier between the inner loops; an inner loop
+that is not parallel keeps the thread-per-row kernel."""
+
+from __future__ import annotations
+
+import ctypes
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from targets import rows
+from targets.base import get_renderer
+from tests.gpu import gpu_function
+from tests.kt_builds import kokkos_library
+from translate import ir
+from translate.analysis import analyze
+from translate.partition import DeviceNest, device_segments, partition
+
+pytest.importorskip("fparser")
+
+from parsers.fortran import parse_source  # noqa: E402
+
+HAVE_KOKKOS = Path("/usr/include/trilinos/Kokkos_Core.hpp").exists()
+
+SMOOTH = """\
+subroutine smooth(n1, n2, n3, u, r)
+  integer, intent(in) :: n1, n2, n3
+  double precision, intent(in) :: u(n1, n2, n3)
+  double precision, intent(inout) :: r(n1, n2, n3)
+  double precision :: u1(64), u2(64)
+  integer :: i1, i2, i3
+  do i3 = 2, n3 - 1
+    do i2 = 2, n2 - 1
+      do i1 = 1, n1
+        u1(i1) = u(i1, i2 - 1, i3) + u(i1, i2 + 1, i3)
+        u2(i1) = u(i1, i2, i3 - 1) + u(i1, i2, i3 + 1)
+      end do
+      do i1 = 2, n1 - 1
+        {second}
+      end do
+    end do
+  end do
+end subroutine smooth
+"""
+NEIGHBOURS = "r(i1, i2, i3) = r(i1, i2, i3) + u1(i1 - 1) + u1(i1 + 1) + 0.5d0 * u2(i1)"
+RECURRENCE = "u1(i1) = u1(i1 - 1) + u2(i1)\n        r(i1, i2, i3) = u1(i1)"
+
+
+def _kernel(second: str) -> ir.Kernel:
+    (raw,) = parse_source(SMOOTH.replace("{second}", second), "smooth.f90", fixed_form=False).kernels
+    assert isinstance(raw, ir.Kernel), getattr(raw, "reason", raw)
+    return analyze(raw)
+
+
+def _nest(k: ir.Kernel) -> DeviceNest:
+    (seg,) = [s for s in device_segments(partition(k)) if isinstance(s, DeviceNest)]
+    return seg
+
+
+def _want(u: np.ndarray, r: np.ndarray) -> np.ndarray:
+    out = r.copy(order="F")
+    n1, n2, n3 = u.shape
+    for i3 in range(1, n3 - 1):
+        for i2 in range(1, n2 - 1):
+            u1 = u[:, i2 - 1, i3] + u[:, i2 + 1, i3]
+            u2 = u[:, i2, i3 - 1] + u[:, i2, i3 + 1]
+            out[1:n1 - 1, i2, i3] += u1[:n1 - 2] + u1[2:] + 0.5 * u2[1:n1 - 1]
+    return out
+
+
+def test_scratch_rows_run_a_row_per_warp_or_team_with_a_barrier_between_the_loops(tmp_path: Path) -> None:
+    k = _kernel(NEIGHBOURS)
+    seg = _nest(k)
+    assert [lp.var for lp in seg.loops] == ["i3", "i2"]  # u1 and u2 copied per row
+    assert rows.row_nest(seg, k, scratch=True) and rows.needs_barrier(seg)
+    assert not rows.row_nest(seg, k)  # Triton's row programs keep the plain nest
+    cuda, kokkos = (get_renderer(t).render(k) for t in ("cuda", "kokkos"))
+    assert "one warp per (i3, i2)" in cuda.source and cuda.source.count("__syncwarp();") == 1
+    assert "one team per (i3, i2)" in kokkos.source and kokkos.source.count("team.team_barrier();") == 1
+    rng = np.random.default_rng(11)
+    shape = (37, 6, 5)  # a row longer than a warp, not a multiple of it
+    u = np.asfortranarray(rng.standard_normal(shape))
+    r0 = np.asfortranarray(rng.standard_normal(shape))
+    want = _want(u, r0)
+    argtypes = [ctypes.c_int] * 3 + [ctypes.c_void_p] * 2
+    if HAVE_KOKKOS:
+        fn = kokkos_library(kokkos, tmp_path / "kokkos").kt_smooth
+        fn.argtypes = argtypes
+        got = r0.copy(order="F")
+        fn(*shape, u.ctypes.data, got.ctypes.data)
+        np.testing.assert_allclose(got, want, rtol=1e-14)
+    fn = gpu_function(cuda, tmp_path / "cuda", "kt_smooth")  # built with nvcc here; run where a GPU is
+    fn.argtypes = argtypes
+    got = r0.copy(order="F")
+    fn(*shape, u.ctypes.data, got.ctypes.data)
+    np.testing.assert_allclose(got, want, rtol=1e-14)
+
+
+def test_an_inner_loop_carrying_a_recurrence_through_the_scratch_row_keeps_a_thread_per_row() -> None:
+    k = _kernel(RECURRENCE)
+    seg = _nest(k)
+    assert [lp.var for lp in seg.loops] == ["i3", "i2"]
+    (_, second) = rows.inner_loops(seg)
+    assert second.kind is ir.LoopKind.SERIAL
+    assert not rows.row_nest(seg, k, scratch=True)
+    assert "__syncwarp" not in get_renderer("cuda").render(k).source
