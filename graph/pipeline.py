@@ -102,8 +102,7 @@ class WorkflowRun:
                 self._kernels = {}
                 return {}, [str(err)]
             if self.workflow.language == "pytorch":
-
-                self.torch_regions, errors = load_regions(self.workflow, self._files)
+                self.torch_regions, errors = load_regions(self.workflow, self._files, progress=self.progress)
                 self._kernels = {name: r.kernel for name, r in self.torch_regions.items()}
                 return self._kernels, errors
             if self.workflow.language not in ("fortran", "c"):

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import ast
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -79,16 +79,18 @@ def file_options(workflow: Workflow, path: Path) -> dict[str, Any]:
     return opts
 
 
-def load_regions(workflow: Workflow, files: Sequence[Path],
-                 workdir: Path | None = None) -> tuple[dict[str, TorchRegion], list[str]]:
+def load_regions(workflow: Workflow, files: Sequence[Path], workdir: Path | None = None,
+                 progress: Callable[[str], None] | None = None) -> tuple[dict[str, TorchRegion], list[str]]:
     """Every file lowered at its sizes, each loaded in a worker process (the user's Python runs
-    there, sandboxed: ``graph.pytorch_load``): (regions by kernel name, error messages)."""
-
+    there, sandboxed: ``graph.pytorch_load``): (regions by kernel name, error messages).
+    ``progress`` hears of each file as it is loaded (a deep model takes minutes)."""
 
     regions: dict[str, TorchRegion] = {}
     errors: list[str] = []
     with tempfile.TemporaryDirectory(prefix="kt-torch-") as tmp:
-        for path in files:
+        for n, path in enumerate(files, 1):
+            if progress is not None:
+                progress(f"loading {_rel(path, workflow.root)} ({n}/{len(files)})")
             sizes = file_sizes(workflow, path)
             options = file_options(workflow, path)
             got = load_in_worker(path, sizes, options, workflow.root, _rel(path, workflow.root),
