@@ -55,6 +55,7 @@ from types import ModuleType
 from typing import Any
 
 ATOL = RTOL = 1e-4
+CHUNK = 1 << 26  # elements compared at once
 REPO = Path(__file__).resolve().parent.parent
 
 
@@ -119,13 +120,20 @@ def _mismatch(got: Any, want: Any) -> str:
     if not want.is_floating_point():
         bad = int((got != want).sum())
         return f"{bad} of {want.numel()} elements differ" if bad else ""
-    g, w = got.double(), want.double()
-    if not torch.isfinite(g).all():
-        return f"{int((~torch.isfinite(g)).sum())} non-finite elements"
-    over = (g - w).abs() > ATOL + RTOL * w.abs()
-    if over.any():
-        err = float((g - w).abs().max())
-        return f"{int(over.sum())} of {w.numel()} elements beyond atol=rtol={ATOL:g} (max abs err {err:.3g})"
+    bad = over = 0
+    err = 0.0
+    flat_g, flat_w = got.reshape(-1), want.reshape(-1)
+    for start in range(0, flat_w.numel(), CHUNK):  # in float64, a chunk at a time (published sizes fill the GPU)
+        g, w = flat_g[start:start + CHUNK].double(), flat_w[start:start + CHUNK].double()
+        bad += int((~torch.isfinite(g)).sum())
+        beyond = (g - w).abs() > ATOL + RTOL * w.abs()
+        over += int(beyond.sum())
+        if beyond.any():
+            err = max(err, float((g - w).abs().max()))
+    if bad:
+        return f"{bad} non-finite elements"
+    if over:
+        return f"{over} of {want.numel()} elements beyond atol=rtol={ATOL:g} (max abs err {err:.3g})"
     return ""
 
 

@@ -61,6 +61,7 @@ class WorkflowRun:
         self.cache_dir = cache_dir or self.project_root / ".translate" / "cache"
         self._print = printer
         self._lock = threading.Lock()
+        self._print_lock = threading.Lock()  # progress lines, also from inside the loading under _lock
         self._kernels: dict[str, ir.Kernel | ir.Opaque] | None = None
         self._files: list[Path] = []  # the sources the frontend parsed
         self._all_files: list[Path] = []  # every source: the reference compiles what fparser cannot parse too
@@ -82,7 +83,7 @@ class WorkflowRun:
 
     def progress(self, message: str) -> None:
         elapsed = time.monotonic() - self._started
-        with self._lock:
+        with self._print_lock:
             self._print(f"[{self.workflow.name} {elapsed:6.1f}s] {message}")
 
     # ------------------------------------------------------------ parse/plan

@@ -357,8 +357,9 @@ def host_plan(kernel: ir.Kernel, launcher_text: str) -> str:
     graphs = (f"CUDA graphs off ({why}); kernels launch one by one, torch's caching allocator reuses "
               "intermediates." if why else
               "on a GPU the kernels' launch is one CUDA graph per input shape, captured on the first call and "
-              "replayed after (ModelNew.cuda_graphs = False turns it off); intermediates are allocated once per "
-              "shape in the graph's memory pool.")
+              "replayed after (ModelNew.cuda_graphs = False turns it off), its inputs read where the caller "
+              "keeps them; intermediates are allocated once per shape in the graph's memory pool; a shape whose "
+              "outputs pass 64 MiB launches kernel by kernel (copying them out would cost more).")
     if any((p.binding or "").startswith(("random:", "state:")) for p in kernel.params):
         graphs += " Random draws and the model's state are made and stored around the launch, on every call."
     return graphs + " Weights are read where they are: no copies or transposes per call."
@@ -402,22 +403,37 @@ def _store(module: torch.nn.Module, key: str, value: torch.Tensor) -> None:
         setattr(owner, name, value)
 
 
+# a shape whose outputs are larger launches kernel by kernel: copying them out of the graph's
+# buffers on every call would cost more than the launches a graph saves
+GRAPH_OUTPUT_BYTES = 64 << 20
+
+
 def _kernels(module: Any, args: tuple[Any, ...], outputs: tuple[int, ...], kept: tuple[int, ...]) -> None:
     """Launch the kernels on ``args`` (``outputs``: the positions the kernels write; ``kept``:
     the model's own tensors, which a graph reads where they are at capture). On a GPU
     with ``module.cuda_graphs`` the launch is a CUDA graph per shape of the arguments: captured
-    on the first call (after a warm-up launch that compiles the kernels), then replayed with
-    the arguments that moved copied into the captured ones and the outputs copied out.
-    Intermediates live in the graph's memory pool, allocated once per shape. Random draws and
-    the model's state are read and stored around this call, so they behave as without graphs."""
+    on the first call (after a warm-up launch that compiles the kernels) reading the inputs
+    where they are, then replayed, an input copied in only where the caller passes another
+    tensor, the outputs copied out. A shape whose outputs pass ``GRAPH_OUTPUT_BYTES`` launches
+    kernel by kernel. Intermediates live in the graph's memory pool, allocated once per shape.
+    Random draws and the model's state are read and stored around this call, so they behave as
+    without graphs."""
     tensors = [a for a in args if isinstance(a, torch.Tensor)]
     if not (module.cuda_graphs and tensors and all(t.is_cuda for t in tensors)):
         _launch(*args)
         return
     key = tuple((tuple(a.shape), a.dtype, a.device) if isinstance(a, torch.Tensor) else a for a in args)
     graphs = module.__dict__.setdefault("_kt_graphs", {{}})
+    if key not in graphs and sum(args[k].numel() * args[k].element_size() for k in outputs) > GRAPH_OUTPUT_BYTES:
+        graphs[key] = None
+    if graphs.get(key, False) is None:
+        _launch(*args)
+        return
     if key not in graphs:
-        static = tuple(a.clone() if isinstance(a, torch.Tensor) and k not in kept else a for k, a in enumerate(args))
+        # outputs get buffers of the graph's own; inputs and the model's tensors are read where they
+        # are (held here, so their memory stays theirs)
+        static = tuple(a.clone() if isinstance(a, torch.Tensor) and k in outputs and k not in kept else a
+                       for k, a in enumerate(args))
         side = torch.cuda.Stream()
         side.wait_stream(torch.cuda.current_stream())
         with torch.cuda.stream(side):

@@ -146,7 +146,7 @@ SMALL = {"batch_size": 3, "seq_len": 9, "input_size": 7, "hidden_size": 6, "num_
 
 
 @pytest.mark.slow
-def test_model_new_carries_state_and_draws_like_model(tmp_path: Path) -> None:
+def test_model_new_carries_state_and_draws_like_model(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Through `translate run`: the stateful RNN and the LSTM drawing its initial states
     validate, and their ModelNew, called twice under the same seeds as Model, returns
     Model's results both times (the state is stored back, the draws come in Model's order)."""
@@ -171,6 +171,8 @@ def test_model_new_carries_state_and_draws_like_model(tmp_path: Path) -> None:
             validate: {{trials: 2}}
         """))
     assert main(["run", str(tmp_path)]) == 0
+    said = capsys.readouterr().err  # progress lines go to stderr
+    assert "loading models/lstm.py (1/2)" in said and "loading models/rnn_state.py (2/2)" in said
     out = tmp_path / "out" / "m"
     for stem in ("rnn_state", "lstm"):
         path = out / "pytorch" / f"{stem}_model.py"
