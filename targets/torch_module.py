@@ -143,6 +143,7 @@ def _forward_body(kernel: ir.Kernel, symbol: str) -> list[str]:
             else:
                 i, _, axis = rest.partition(":")
                 lines.append(f"{local} = int(inputs[{int(i)}].shape[{int(axis)}])")
+    lines += _extent_checks(kernel)
     for p in kernel.params:
         binding = p.binding or ""
         kind, _, rest = binding.partition(":")
@@ -189,6 +190,28 @@ def _forward_body(kernel: ir.Kernel, symbol: str) -> list[str]:
     lines += [f"_store(self, {key!r}, {local})" for key, local in states]
     outs = [local for _, local in sorted(outputs)]
     lines.append(f"return {outs[0]}" if len(outs) == 1 else f"return ({', '.join(outs)})")
+    return lines
+
+
+def _extent_checks(kernel: ir.Kernel) -> list[str]:
+    """Lines that refuse an input whose rank, or whose extent where the kernels were built for one
+    (a pooled length, a channel count the frontend saw as a number), differs: the kernels would
+    compute the wrong shape without a word."""
+    lines = []
+    for p in kernel.params:
+        kind, _, rest = (p.binding or "").partition(":")
+        if kind != "input" or not isinstance(p, ir.Array):
+            continue
+        fixed = {axis: int(e.value) for axis, e in enumerate(p.shape) if isinstance(e, ir.Const)}
+        if not fixed:
+            continue
+        x = f"inputs[{int(rest)}]"
+        test = " or ".join([f"{x}.dim() != {len(p.shape)}"] + [f"int({x}.shape[{a}]) != {n}" for a, n in fixed.items()])
+        want = ", ".join(f"dimension {a} = {n}" for a, n in fixed.items())
+        lines.append(f"if {test}:")
+        lines.append(f"    raise ValueError(f'ModelNew was generated for input {rest} of rank {len(p.shape)} with "
+                     f"{want} (its kernels are built for them); got shape {{tuple({x}.shape)}}: translate the "
+                     "model at this size')")
     return lines
 
 

@@ -138,3 +138,55 @@ def test_dims_from_parameters_and_scalar_inputs() -> None:
                                    binding="output:0"),), (), (), ir.Origin("z.py", 1))
     with pytest.raises(ModelNewError, match="'q'"):
         render_model_new(bad, Path("/p/z.py"), Path("/p/out"))
+
+
+POOL = '''\
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.pool = nn.MaxPool1d(8, stride=1, padding=4, dilation=3)
+
+    def forward(self, x):
+        return self.pool(x)
+
+
+batch_size = 2
+features = 3
+sequence_length = 20
+
+
+def get_inputs():
+    return [torch.rand(batch_size, features, sequence_length)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+
+def test_model_new_refuses_an_input_extent_its_kernels_were_built_for(tmp_path: Path) -> None:
+    # the pooled length is a number in the kernels (KernelBench's MaxPool1d): at another input
+    # length ModelNew must refuse, not return the validated length's shape
+    from parsers.torch import load_program, lower_program
+    from targets.base import get_renderer
+
+    src = tmp_path / "proj" / "pool.py"
+    src.parent.mkdir()
+    src.write_text(POOL)
+    program = load_program(src, {"batch_size": 2, "features": 3, "sequence_length": 20})
+    kernel = lower_program(program)
+    assert isinstance(kernel, ir.Kernel), getattr(kernel, "reason", kernel)
+    x_shape = [ir.expr_str(e) for p in kernel.params if p.binding == "input:0" for e in p.shape]
+    assert x_shape[-1] == "20"  # the length the kernels are built for
+    out = tmp_path / "out"
+    get_renderer("triton").render(kernel).write(out)
+    mod = _import(write_model_new(kernel, src, out, kernel.notes))
+    new = mod.model_new_class(program.model_cls)().eval()
+    x = torch.rand(5, 3, 20)  # another batch and channel count: those are read from the input
+    torch.testing.assert_close(new(x), program.model_cls().eval()(x))
+    with pytest.raises(ValueError, match=r"dimension 2 = 20 .* got shape \(5, 3, 31\)"):
+        new(torch.rand(5, 3, 31))
