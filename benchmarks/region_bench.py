@@ -451,42 +451,39 @@ def _prebuild(plans: list[dict[str, Any]], cache: Path) -> None:
 def _build_kokkos(folders: list[tuple[Path, ir.Kernel]], cache: Path) -> None:
     """The Kokkos build of each folder's region, 16 at a time (the cache then serves the golden
     check and the timing); a failure is reported again where the region is run."""
-    from concurrent.futures import ThreadPoolExecutor
-
     from validation.builds import build_candidate
 
+    _each(folders, "kokkos", lambda folder, kernel: build_candidate("kokkos", folder, kernel, cache))
+
+
+def _each(jobs: list[tuple[Path, ir.Kernel]], what: str, build: Callable[[Path, ir.Kernel], object]) -> None:
+    """``build`` on every (folder, kernel), 16 at a time; a failure is printed and left for the run."""
+    from concurrent.futures import ThreadPoolExecutor
+
     def one(job: tuple[Path, ir.Kernel]) -> None:
-        folder, kernel = job
         try:
-            build_candidate("kokkos", folder, kernel, cache)
+            build(*job)
         except Exception as exc:
-            print(f"  {folder}: kokkos build: {exc}", file=sys.stderr)
+            print(f"  {job[0]}: {what} build: {exc}", file=sys.stderr)
 
     with ThreadPoolExecutor(max_workers=16) as pool:
-        list(pool.map(one, folders))
+        list(pool.map(one, jobs))
 
 
 def _build_cuda(folders: list[tuple[Path, ir.Kernel]], cache: Path, validation: bool = False) -> None:
     """The CUDA profiling entry (and with ``validation`` the validation build) of each folder's
     file, 16 at a time; a failure is printed here and reported again where the file is run."""
-    from concurrent.futures import ThreadPoolExecutor
-
     from validation.builds import build_candidate, candidate_file
     from validation.profile import build_cuda_entry
 
-    def one(job: tuple[Path, ir.Kernel]) -> None:
-        folder, kernel = job
-        try:
-            if validation:
-                build_candidate("cuda", folder, kernel, cache)
-            src = candidate_file("cuda", folder, kernel.name)
-            if src is not None:
-                build_cuda_entry(src, kernel, signature(kernel), cache)
-        except Exception as exc:
-            print(f"  {folder}: cuda build: {exc}", file=sys.stderr)
+    def build(folder: Path, kernel: ir.Kernel) -> None:
+        if validation:
+            build_candidate("cuda", folder, kernel, cache)
+        src = candidate_file("cuda", folder, kernel.name)
+        if src is not None:
+            build_cuda_entry(src, kernel, signature(kernel), cache)
 
-    with ThreadPoolExecutor(max_workers=16) as pool:
-        list(pool.map(one, folders))
+    _each(folders, "cuda", build)
 
 
 def _cublas(sizes: dict[str, int], kernel: ir.Kernel, ceilings: Any) -> dict[str, Any]:

@@ -18,7 +18,7 @@ Pattern (``DeviceNest`` body, the parallel loops already collapsed):
 * no array is both written and read in the nest (a row's store is not
   guaranteed visible to its other lanes' later loads), except one element per
   row read and written outside the inner loops (``y(j) = y(j) + alpha*temp``),
-  and, for targets that put a barrier between the inner loops (CUDA, Kokkos),
+  and, for a target that puts a barrier between the inner loops (CUDA),
   arrays touched only by inner loops that are parallel by the analysis (a
   scratch row one loop fills and the next reads: NPB MG's resid, psinv, interp).
 """

@@ -370,8 +370,13 @@ _launch = getattr(_module("kt_triton_{stem}", "<kernel-translate: {Path(launcher
 '''
     text += _TAIL.format(body=chr(10).join("            " + ln for ln in body), model_name=model_name,
                          get_inputs=get_inputs, get_init=get_init, graphs=not graphs_why,
-                         graphs_why=graphs_why or "on where the inputs are on a GPU")
+                         graphs_why=graphs_why or "on where the inputs are on a GPU",
+                         graph_output_bytes=GRAPH_OUTPUT_MIB << 20)
     return text
+
+
+# ModelNew launches a shape whose outputs pass this kernel by kernel (its GRAPH_OUTPUT_BYTES)
+GRAPH_OUTPUT_MIB = 64
 
 
 def host_plan(kernel: ir.Kernel, launcher_text: str) -> str:
@@ -382,7 +387,7 @@ def host_plan(kernel: ir.Kernel, launcher_text: str) -> str:
               "on a GPU the kernels' launch is one CUDA graph per input shape, captured on the first call and "
               "replayed after (ModelNew.cuda_graphs = False turns it off), its inputs read where the caller "
               "keeps them; intermediates are allocated once per shape in the graph's memory pool; a shape whose "
-              "outputs pass 64 MiB launches kernel by kernel (copying them out would cost more).")
+              f"outputs pass {GRAPH_OUTPUT_MIB} MiB launches kernel by kernel (copying them out would cost more).")
     if any((p.binding or "").startswith(("random:", "state:")) for p in kernel.params):
         graphs += " Random draws and the model's state are made and stored around the launch, on every call."
     return graphs + " Weights are read where they are: no copies or transposes per call."
@@ -428,7 +433,7 @@ def _store(module: torch.nn.Module, key: str, value: torch.Tensor) -> None:
 
 # a shape whose outputs are larger launches kernel by kernel: copying them out of the graph's
 # buffers on every call would cost more than the launches a graph saves
-GRAPH_OUTPUT_BYTES = 64 << 20
+GRAPH_OUTPUT_BYTES = {graph_output_bytes}
 
 
 def _kernels(module: Any, args: tuple[Any, ...], outputs: tuple[int, ...], kept: tuple[int, ...]) -> None:
@@ -455,8 +460,7 @@ def _kernels(module: Any, args: tuple[Any, ...], outputs: tuple[int, ...], kept:
     if key not in graphs:
         # outputs get buffers of the graph's own; inputs and the model's tensors are read where they
         # are (held here, so their memory stays theirs)
-        static = tuple(a.clone() if isinstance(a, torch.Tensor) and k in outputs and k not in kept else a
-                       for k, a in enumerate(args))
+        static = tuple(a.clone() if isinstance(a, torch.Tensor) and k in outputs else a for k, a in enumerate(args))
         side = torch.cuda.Stream()
         side.wait_stream(torch.cuda.current_stream())
         with torch.cuda.stream(side):
