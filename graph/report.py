@@ -243,6 +243,12 @@ def program_markdown(program: dict[str, Any]) -> str:
                          f"({data.get('updates', 0)} update calls{through})")
         for why in data.get("refused", []):
             lines.append(f"- {target}: {why}")
+        t = info.get("transfers") or {}
+        if t.get("outside"):
+            slowest = ", ".join(f"`{name}` {c['calls']} x, {c['kernel_seconds']:.3g} s"
+                                for name, c in list(t["outside"].items())[:5])
+            lines.append(f"- {target}: outside the data regions {t['outside_calls']} calls, "
+                         f"{t['outside_kernel_seconds']:.4g} s in their kernels (slowest: {slowest})")
     for target, info in program.get("targets", {}).items():
         for c in info.get("checks", []):
             if not c["ok"]:

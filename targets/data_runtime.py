@@ -10,7 +10,8 @@ their own (validation, a drop-in use) there is none and each call copies its arr
 ``KT_DATA=off`` in the environment turns regions off (every call copies, for comparison).
 With ``KT_TRANSFER_LOG`` set, each region's end appends one JSON line to that file: bytes and
 copies each way, seconds in copies, calls of translations and their seconds in kernels (each
-shim marks its call's start and end through the weak ``kt_call_begin`` and ``kt_call_end``), seconds in the region.
+shim marks its call's start and end through the weak ``kt_call_begin`` and ``kt_call_end``), seconds in the region;
+at exit one more line gives the calls outside every region, by routine, with their kernel seconds.
 """
 
 from __future__ import annotations
@@ -75,6 +76,8 @@ struct Region {
     long calls = 0;               // calls of translations in the region
     double kernel_seconds = 0.0;  // their time in the kernels (each call timed by its shim)
     std::chrono::steady_clock::time_point start, call_start;
+    // calls of translations outside every region, by routine: calls and seconds in the kernels
+    std::map<std::string, std::pair<long, double>> outside;
 };
 
 // never destroyed: the device runtime may be gone by the time static objects are
@@ -161,11 +164,38 @@ extern "C" void kt_data_begin() {
 
 extern "C" void kt_call_begin() { region().call_start = std::chrono::steady_clock::now(); }
 
-extern "C" void kt_call_end(const char*) {
+namespace {
+
+// at exit, one line for the calls outside every region: by routine, calls and kernel seconds
+void log_outside() {
+    const char* log = std::getenv("KT_TRANSFER_LOG");
+    std::FILE* f = log != nullptr ? std::fopen(log, "a") : nullptr;
+    if (f == nullptr) return;
+    std::fprintf(f, "{\\"outside\\": {");
+    const char* sep = "";
+    for (const auto& [routine, t] : region().outside) {
+        std::fprintf(f, "%s\\"%s\\": {\\"calls\\": %ld, \\"kernel_seconds\\": %.6f}", sep, routine.c_str(), t.first,
+                     t.second);
+        sep = ", ";
+    }
+    std::fprintf(f, "}}\\n");
+    std::fclose(f);
+}
+
+}  // namespace
+
+extern "C" void kt_call_end(const char* routine) {
     Region& r = region();
-    if (r.depth == 0) return;
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - r.call_start).count();
+    if (r.depth == 0) {
+        if (r.outside.empty() && std::getenv("KT_TRANSFER_LOG") != nullptr) std::atexit(log_outside);
+        auto& t = r.outside[routine != nullptr ? routine : "?"];
+        t.first += 1;
+        t.second += seconds;
+        return;
+    }
     r.calls += 1;
-    r.kernel_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - r.call_start).count();
+    r.kernel_seconds += seconds;
 }
 
 extern "C" void kt_data_end() {
@@ -265,6 +295,7 @@ KOKKOS = """\
 #include <cstring>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -310,6 +341,7 @@ CUDA = """\
 #include <cstring>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {

@@ -182,10 +182,15 @@ def test_copies_of_a_scratch_array_filled_in_pieces_go_out_to_both_collapsed_loo
         got = u.copy(order="F")
         f(grid.ctypes.data, got.ctypes.data)
         np.testing.assert_allclose(got, want, rtol=1e-15)
-    # the first element left unset: the reads of w(0) are not covered, the loops stay serial
-    (raw,) = parse_source(BLOCKS.replace("      w(0) = 1.0d0\n", ""), "planes.f90", fixed_form=False).kernels
-    serial = [n for s in analyze(raw).body for n in ir.walk(s) if isinstance(n, ir.Loop) and n.var in ("j", "k")]
-    assert all(lp.kind is ir.LoopKind.SERIAL for lp in serial)
+    # the first element left unset: the reads of w(0) are not covered; the loops are parallel only
+    # on the source's word (its PRIVATE w), and serial without the directive
+    unset = BLOCKS.replace("      w(0) = 1.0d0\n", "")
+    for src, kind in ((unset, ir.LoopKind.PARALLEL), (unset.replace("!$omp parallel do collapse(2) private(i, w)\n",
+                                                                     ""), ir.LoopKind.SERIAL)):
+        (raw,) = parse_source(src, "planes.f90", fixed_form=False).kernels
+        both = [n for s in analyze(raw).body for n in ir.walk(s) if isinstance(n, ir.Loop) and n.var in ("j", "k")]
+        assert [lp.kind for lp in both] == [kind] * 2, [lp.reason for lp in both]
+        assert ("w: one copy per iteration, as the source's" in both[0].reason) == (kind is ir.LoopKind.PARALLEL)
 
 
 EDGES = """\

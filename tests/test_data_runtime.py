@@ -4,8 +4,10 @@ generated shims and the Fortran update calls drive it, built with the Kokkos tar
 from __future__ import annotations
 
 import ctypes
+import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -14,6 +16,7 @@ from targets.base import Rendered
 from targets.data_runtime import FORTRAN, KOKKOS
 from tests.kt_builds import project_library
 from validation import toolchains
+from validation.program import transfers
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(toolchains.find_kokkos() is None or shutil.which("cmake") is None,
@@ -143,3 +146,45 @@ def test_the_fortran_interface_takes_arrays_of_any_rank_and_the_sizes_the_placem
     done = subprocess.run(["gfortran", "-fsyntax-only", "kt_data.f90", "host.f90"], cwd=tmp_path,
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
+
+
+OUTSIDE = """\
+#include <Kokkos_Core.hpp>
+
+extern "C" void kt_data_begin();
+extern "C" void kt_data_end();
+extern "C" void kt_call_begin();
+extern "C" void kt_call_end(const char* routine);
+
+extern "C" int calls() {
+    Kokkos::initialize();
+    for (int k = 0; k < 3; ++k) {  // a set-up routine called outside every region
+        kt_call_begin();
+        kt_call_end("exact_rhs");
+    }
+    kt_data_begin();
+    kt_call_begin();
+    kt_call_end("adi");  // inside the region: counted in the region's own line
+    kt_data_end();
+    kt_call_begin();
+    kt_call_end("error_norm");
+    Kokkos::finalize();
+    return 0;
+}
+"""
+
+
+def test_calls_outside_every_region_are_logged_by_routine_at_exit(tmp_path: Path) -> None:
+    rendered = [Rendered({"kokkos/kt_data_kokkos.cpp": KOKKOS}, "kokkos/kt_data_kokkos.cpp", "", "kokkos"),
+                Rendered({"kokkos/calls.cpp": OUTSIDE}, "kokkos/calls.cpp", "calls", "kokkos")]
+    lib = project_library("kokkos", rendered, tmp_path, "kt_runtime")
+    log = tmp_path / "transfers.jsonl"
+    # its own process: the line is written when the process exits
+    done = subprocess.run([sys.executable, "-c", f"import ctypes; assert ctypes.CDLL({str(lib)!r}).calls() == 0"],
+                          env={**os.environ, "KT_TRANSFER_LOG": str(log)}, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    moved = transfers(log)
+    assert moved["regions"] == 1 and moved["calls"] == 1
+    assert set(moved["outside"]) == {"exact_rhs", "error_norm"}
+    assert moved["outside"]["exact_rhs"]["calls"] == 3 and moved["outside_calls"] == 4
+    assert moved["outside_kernel_seconds"] >= moved["outside"]["exact_rhs"]["kernel_seconds"] >= 0.0

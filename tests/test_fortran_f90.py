@@ -261,8 +261,9 @@ end subroutine""", "lit")
     assert out["a"][0] == float(np.float32(0.7)) and out["a"][1] == 0.5 * float(np.float32(0.7))
 
 
-def test_directive_loop_relying_on_private_scratch_arrays_stays_serial() -> None:
-    # NPB SP's x_solve: !$omp parallel do over (k, j) with threadprivate scratch rows cv(i)
+def test_directive_loop_relying_on_private_scratch_arrays_gets_copies_of_them() -> None:
+    # NPB SP's x_solve: !$omp parallel do over (k, j) with threadprivate scratch rows cv(i); cv(0)
+    # is never written in the loop: every copy starts from cv (tests/test_private_arrays.py)
     src = """subroutine solve(n, a, b)
   integer :: n, i, k
   real(8) :: a(n, n), b(n, n), cv(0:64)
@@ -276,8 +277,15 @@ def test_directive_loop_relying_on_private_scratch_arrays_stays_serial() -> None
     end do
   end do
 end subroutine"""
-    outer = loops(kernel(src, "solve"))[0]
-    assert outer.var == "k" and outer.kind is ir.LoopKind.SERIAL and "same elements of cv" in outer.reason
+    (outer,) = [lp for lp in loops(kernel(src, "solve")) if lp.var == "k"]
+    assert outer.kind is ir.LoopKind.PARALLEL and "cv: one copy per iteration, as the source's" in outer.reason
+    a = np.asfortranarray(np.random.default_rng(3).standard_normal((4, 4)))
+    want = 2 * a
+    want[1:] += 2 * a[:-1]
+    for reverse in (False, True):
+        out = run(kernel(src, "solve"), {"n": 4}, {"a": a.copy(order="F"), "b": np.zeros((4, 4), order="F")},
+                  reverse=reverse)
+        assert np.allclose(out["b"], want)
     # the same directive over a loop writing its own elements is honoured
     plain = src.replace("cv(i) = 2.0d0 * a(i, k)", "b(i, k) = 2.0d0 * a(i, k)").replace(
         "b(i, k) = cv(i) + cv(i - 1)", "a(i, k) = b(i, k)")

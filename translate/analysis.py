@@ -114,6 +114,9 @@ class _Ctx:
         self.new_arrays: list[ir.Array] = []
         self.private_of: dict[str, str] = {}
         self.copy_stmts: list[tuple[ir.Stmt, tuple[str, ...]]] = []
+        # per-thread locals taken on the source's word (privatize.candidates' trusted): the
+        # program's array goes into every copy of them, not the last one only
+        self.unproven: set[str] = set()
         self.enclosing: list[str] = []  # the variables of the loops around the one analysed
 
     # statements, with the continuation (what runs afterwards) for liveness
@@ -184,23 +187,35 @@ class _Ctx:
         arrays = {d.name: d for d in self.kernel.locals + tuple(self.new_arrays) if isinstance(d, ir.Array)}
         outside = {a for a in arrays if a not in self.private_of
                    and access_count(self.kernel.body, a) != access_count(loop.body, a)}
-        names = privatize.candidates(loop, arrays, set(self.enclosing), outside)
+        # per-thread locals were taken on the source's word already (here or in an inner loop)
+        trusted = set(kept) | inner if loop.directive else set()
+        names = privatize.candidates(loop, arrays, set(self.enclosing), outside, trusted)
         again = None
         if names and not (set(kept) | inner) - set(names):
             again = self.classify(privatize.expand(loop, names), cont)
         if again is None or again.kind is not LoopKind.PARALLEL:
             for q in kept:
                 del self.private_of[q]
+                self.unproven.discard(q)
             del self.new_arrays[mark:]
             return [classified]
         trip = privatize.trip_count(loop)
         assert trip is not None
         for n in names:
             self.copies.setdefault(n, []).append(trip)
-        shown = sorted(self.private_of.get(n, n) for n in names)
-        done = replace(again, reason=f"{again.reason}; {', '.join(shown)}: one copy per iteration (filled before"
-                                     " it is read in each)")
+        unproven = {n for n in names if n in self.unproven or not privatize.filled_before_read(loop.body, n)}
+        shown = sorted(self.private_of.get(n, n) for n in names if n not in unproven)
+        taken = sorted(self.private_of.get(n, n) for n in unproven)
+        why = [f"{', '.join(shown)}: one copy per iteration (filled before it is read in each)"] if shown else []
+        if taken:
+            why.append(f"{', '.join(taken)}: one copy per iteration, as the source's "
+                       f"{self.spelt(loop.directive or '')} keeps them per thread")
+        done = replace(again, reason=f"{again.reason}; {'; '.join(why)}")
         return self.copied_around(done, [n for n in names if n in self.private_of], trip)
+
+    def reduced(self, loop: ir.Loop) -> set[str]:
+        """The names the loop's directive reduces (never per-thread copies)."""
+        return {n for n, _ in directive_clauses(loop.directive)[0]} if loop.directive else set()
 
     def per_thread(self, loop: ir.Loop) -> tuple[ir.Loop, list[str]]:
         """``loop`` with the program's arrays its source keeps per thread renamed to new local
@@ -209,16 +224,25 @@ class _Ctx:
         every iteration and fills before it reads them. Returns the loop and those locals."""
         if not loop.directive:
             return loop, []
-        scratch = set(scratch_arrays(loop, assigned_names(loop.body)))
-        params = {d.name: d for d in self.kernel.params if isinstance(d, ir.Array) and d.name in scratch
-                  and all(not isinstance(e, Const) or e.value != "*" for e in d.shape)
+        scratch = set(scratch_arrays(loop, assigned_names(loop.body))) - self.reduced(loop)
+        # the routine's own arrays too where the plain copies (privatized) cannot take them: read
+        # elsewhere in the routine (dtemp of NPB BT's exact_rhs, PRIVATE in its !$omp parallel),
+        # or read where the proof does not reach (their values from before the loop go in)
+        own = tuple(d for d in self.kernel.locals if isinstance(d, ir.Array) and d.name in scratch
+                    and d.name not in self.copies
+                    and (access_count(self.kernel.body, d.name) != access_count(loop.body, d.name)
+                         or not privatize.filled_before_read(loop.body, d.name)))
+        params = {d.name: d for d in self.kernel.params + own if isinstance(d, ir.Array)
+                  and d.name in scratch and all(not isinstance(e, Const) or e.value != "*" for e in d.shape)
                   and privatize.same_writes(loop, d.name)}
         kept = []
-        for name in privatize.candidates(loop, params, set(self.enclosing), set()):
+        for name in privatize.candidates(loop, params, set(self.enclosing), set(), set(params)):
             taken = {d.name for d in self.kernel.params + self.kernel.locals + tuple(self.new_arrays)}
             local = privatize.fresh_name(f"{name}_private", taken)
             self.new_arrays.append(ir.Array(local, params[name].dtype, params[name].shape))
             self.private_of[local] = name
+            if not privatize.filled_before_read(loop.body, name):
+                self.unproven.add(local)
             loop = ir.rename_array(loop, name, local)  # type: ignore[assignment]
             kept.append(local)
         return loop, kept
@@ -238,7 +262,12 @@ class _Ctx:
             last = tuple(simplify(sub(t, Const(1, DType.I32))) for t in self.copies[q])
             array = next(d for d in self.new_arrays if d.name == q)
             why = f"the last iteration's copy of {p}"
-            before.append(privatize.copy_nest(q, last, p, (), array, taken, f"{why}, from {p}", loop.line))
+            if q in self.unproven:  # an element an iteration reads before it writes it: the program's
+                every = replace(array, shape=array.shape + tuple(self.copies[q]))
+                before.append(privatize.copy_nest(q, (), p, (), every, taken, f"every copy of {p}, from {p}",
+                                                  loop.line, src_rank=len(array.shape)))
+            else:
+                before.append(privatize.copy_nest(q, last, p, (), array, taken, f"{why}, from {p}", loop.line))
             after.append(privatize.copy_nest(p, (), q, last, array, taken, f"{why}, to {p}", loop.line))
         some = BinOp("gt", trip, Const(0, DType.I32), DType.BOOL)
         first, final = ir.If(some, tuple(before)), ir.If(some, tuple(after))

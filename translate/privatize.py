@@ -57,8 +57,10 @@ def position(loop: ir.Loop) -> Expr:
 
 
 def candidates(loop: ir.Loop, locals_: dict[str, ir.Array], outer_vars: set[str],
-               read_after: set[str]) -> list[str]:
-    """The local arrays ``loop`` may give one copy per iteration (module docstring)."""
+               read_after: set[str], trusted: set[str] | frozenset[str] = frozenset()) -> list[str]:
+    """The local arrays ``loop`` may give one copy per iteration (module docstring). Those of
+    ``trusted`` (the source's directive keeps them per thread) qualify without the proof that
+    every read is covered, if each iteration writes them before it reads them at all."""
     bound_names = {v.name for e in (loop.start, loop.stop, loop.step) for v in ir.walk(e) if isinstance(v, Var)}
     if bound_names & outer_vars or trip_count(loop) is None:
         return []
@@ -70,9 +72,30 @@ def candidates(loop: ir.Loop, locals_: dict[str, ir.Array], outer_vars: set[str]
             continue
         if _moves_with(loop, name):
             continue  # already a different element per iteration: nothing to copy
-        if _filled_before_read(loop.body, name):
+        if filled_before_read(loop.body, name) or (name in trusted and written_first(loop.body, name)):
             out.append(name)
     return out
+
+
+def written_first(body: tuple[ir.Stmt, ...], name: str) -> bool:
+    """Whether the first statement of ``body`` (in order, into loops) that touches ``name``
+    writes it, unconditionally, reading nothing of it (``rms(m) = rms(m) + x`` does not)."""
+    for s in body:
+        if isinstance(s, ir.Loop):
+            if any(isinstance(n, Load) and n.array == name for e in (s.start, s.stop, s.step) for n in ir.walk(e)):
+                return False
+            inner = written_first(s.body, name)
+            if inner or _touches(s.body, name):
+                return inner
+        elif _touches((s,), name):
+            return (isinstance(s, ir.Assign) and isinstance(s.target, Load) and s.target.array == name
+                    and not any(isinstance(n, Load) and n.array == name
+                                for e in (s.value, *s.target.index) for n in ir.walk(e)))
+    return False
+
+
+def _touches(body: tuple[ir.Stmt, ...], name: str) -> bool:
+    return any(isinstance(n, Load) and n.array == name for s in body for n in ir.walk(s))
 
 
 def expand(loop: ir.Loop, names: list[str]) -> ir.Loop:
@@ -111,7 +134,7 @@ class _Range:
     stride: tuple[int, ...]
 
 
-def _filled_before_read(body: tuple[ir.Stmt, ...], name: str) -> bool:
+def filled_before_read(body: tuple[ir.Stmt, ...], name: str) -> bool:
     """Whether every read of ``name`` in ``body`` reads elements an earlier unconditional write
     in ``body`` wrote. A scalar the body assigns (``i1 = 2*j1 - d1``) stands in an index for the
     value it was last given unconditionally in the same iteration; one with no such value makes
@@ -347,13 +370,15 @@ def same_writes(loop: ir.Loop, name: str) -> bool:
 
 
 def copy_nest(dst: str, dst_tail: tuple[Expr, ...], src: str, src_tail: tuple[Expr, ...], array: ir.Array,
-              taken: set[str], why: str, line: int) -> ir.Stmt:
+              taken: set[str], why: str, line: int, src_rank: int | None = None) -> ir.Stmt:
     """A parallel nest ``dst(i1, ..., in, *dst_tail) = src(i1, ..., in, *src_tail)`` over
-    ``array``'s shape (the first index fastest)."""
+    ``array``'s shape (the first index fastest); ``src_rank``: ``src`` takes the first that many
+    of ``i1, ..., in`` only (one array copied into every copy of it)."""
     names = [fresh_name(f"{array.name}_c{d + 1}", taken) for d in range(len(array.shape))]
     taken.update(names)
     idx = tuple(Var(n, DType.I32) for n in names)
-    body: ir.Stmt = ir.Assign(Load(dst, idx + dst_tail, array.dtype), Load(src, idx + src_tail, array.dtype))
+    body: ir.Stmt = ir.Assign(Load(dst, idx + dst_tail, array.dtype),
+                              Load(src, idx[:src_rank] + src_tail, array.dtype))
     for d in range(len(array.shape)):  # innermost (first index) built first
         body = ir.Loop(names[d], Const(0, DType.I32), array.shape[d], _ONE, (body,), kind=ir.LoopKind.PARALLEL,
                        reason=f"loop {names[d]} is parallel: {why}", line=line)

@@ -128,19 +128,37 @@ def run_program(exe: Path, folder: Path, args: Sequence[str], inputs: Iterable[P
     return ProgramRun(r.ok, folder, r.output, r.seconds, "" if r.ok else r.reason)
 
 
-def transfers(log: Path) -> dict[str, float]:
+def transfers(log: Path) -> dict[str, Any]:
     """What the data regions of a run moved, from the runtime's ``KT_TRANSFER_LOG`` lines:
     regions, bytes and copies each way, calls, seconds in copies, in kernels, on the host and in
-    all (empty: none ran)."""
+    all; and the calls outside every region (``outside``: by routine, calls and seconds in the
+    kernel, the slowest first; ``outside_calls``, ``outside_kernel_seconds``). Empty: none ran."""
     if not log.is_file():
         return {}
     rows = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+    regions = [r for r in rows if "outside" not in r]
     keys = ("h2d_bytes", "d2h_bytes", "copies_in", "copies_out", "copy_seconds", "calls", "kernel_seconds",
             "seconds")
-    out = {"regions": len(rows), **{k: sum(r.get(k, 0) for r in rows) for k in keys}}
-    # the region's time neither in kernels nor in copies: the host code between the calls
-    out["host_seconds"] = max(0.0, out["seconds"] - out["kernel_seconds"] - out["copy_seconds"])
+    out: dict[str, Any] = {}
+    if regions:
+        out = {"regions": len(regions), **{k: sum(r.get(k, 0) for r in regions) for k in keys}}
+        # the region's time neither in kernels nor in copies: the host code between the calls
+        out["host_seconds"] = max(0.0, out["seconds"] - out["kernel_seconds"] - out["copy_seconds"])
+    calls = {name: t for r in rows for name, t in r.get("outside", {}).items()}
+    if calls:
+        out["outside"] = dict(sorted(calls.items(), key=lambda kv: -kv[1]["kernel_seconds"]))
+        out["outside_calls"] = sum(t["calls"] for t in calls.values())
+        out["outside_kernel_seconds"] = sum(t["kernel_seconds"] for t in calls.values())
     return out
+
+
+def _shown(moved: dict[str, Any]) -> str:
+    """The transfers of a run as one line: the five slowest routines called outside regions."""
+    if not moved:
+        return "none"
+    if "outside" in moved:
+        moved = {**moved, "outside": dict(list(moved["outside"].items())[:5])}
+    return str(moved)
 
 
 def numbers(text: str) -> list[float]:
@@ -248,7 +266,7 @@ def run_folder(folder: Path, targets: Sequence[str], config: Sequence[str],
             continue
         verdicts = judge(base, got, checks)
         out(f"{exe}: {'matched' if all(v.ok for v in verdicts) else 'DIFFERS'} in {got.seconds:.3f} s; "
-            f"transfers {moved or 'none'}; " + "; ".join(f"{v.check} {'ok' if v.ok else v.detail}" for v in verdicts))
+            f"transfers {_shown(moved)}; " + "; ".join(f"{v.check} {'ok' if v.ok else v.detail}" for v in verdicts))
         status |= 0 if all(v.ok for v in verdicts) else 1
     return status
 
