@@ -124,14 +124,30 @@ end subroutine norm
 """
 
 
-def test_an_array_the_directive_reduces_is_never_a_per_thread_copy() -> None:
+def test_an_array_the_directive_reduces_is_never_a_per_thread_copy_but_five_scalar_sums() -> None:
+    # NPB BT's rhs_norm and error_norm (translate.array_reduce)
     k = kernel(REDUCED, "norm")
     (i_loop,) = [lp for lp in loops(k) if lp.var == "i"]
-    assert i_loop.kind is ir.LoopKind.SERIAL and "rms" in i_loop.reason, i_loop.reason
+    assert i_loop.kind is ir.LoopKind.PARALLEL, i_loop.reason
+    assert sorted(r.var for r in i_loop.reductions) == [f"rms_{m}" for m in range(1, 6)]
+    assert {r.op for r in i_loop.reductions} == {"add"}
     assert not any(d.name.startswith("rms_private") for d in analyze(k).locals)
     u = np.asfortranarray(np.random.default_rng(2).standard_normal((5, 6)))
-    out = run(k, {"n": 6}, {"u": u.copy(order="F"), "rms": np.zeros(5)})
-    assert np.allclose(out["rms"], (u * u).sum(axis=1))
+    for reverse in (False, True):
+        out = run(k, {"n": 6}, {"u": u.copy(order="F"), "rms": np.zeros(5)}, reverse=reverse)
+        assert np.allclose(out["rms"], (u * u).sum(axis=1))
+
+
+def test_an_array_reduction_at_indices_the_unrolling_cannot_fix_stays_serial() -> None:
+    # a histogram (the element read from an array) and an update under a condition
+    for old, new in (("rms(m) = rms(m) + w(m) * w(m)", "rms(bin(m)) = rms(bin(m)) + w(m) * w(m)"),
+                     ("rms(m) = rms(m) + w(m) * w(m)", "if (w(m) > 0d0) rms(m) = rms(m) + w(m)")):
+        src = REDUCED.replace(old, new).replace("u(5, n), rms(5)", "u(5, n), rms(5), bin(5)").replace(
+            "subroutine norm(n, u, rms)", "subroutine norm(n, u, rms, bin)").replace("  integer :: n, i, m",
+                                                                                   "  integer :: n, i, m, bin")
+        src = src.replace("real(8) :: u(5, n), rms(5), bin(5), w(5)", "real(8) :: u(5, n), rms(5), w(5)\n  dimension bin(5)")
+        (i_loop,) = [lp for lp in loops(kernel(src, "norm")) if lp.var == "i"]
+        assert i_loop.kind is ir.LoopKind.SERIAL and not i_loop.reductions, (new, i_loop.reason)
 
 
 def test_an_array_an_iteration_reads_before_it_writes_stays_shared() -> None:

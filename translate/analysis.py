@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from translate import argreduce, condreduce, interchange, ir, privatize
+from translate import argreduce, array_reduce, condreduce, interchange, ir, privatize
 from translate.bounds import hoist_bound_loads
 from translate.ir import BinOp, Const, DType, Expr, Load, LoopKind, Var
 from translate.irquery import arrays_written, fresh_name
@@ -150,6 +150,13 @@ class _Ctx:
     # ---------------------------------------------------------------- loops
 
     def loop(self, loop: ir.Loop, cont: list[tuple[ir.Stmt, ...]]) -> list[ir.Stmt]:
+        arrays = {d.name: d for d in self.kernel.params + self.kernel.locals if isinstance(d, ir.Array)}
+        taken = {d.name for d in self.kernel.params + self.kernel.locals + tuple(self.temps + self.new_arrays)}
+        made = array_reduce.scalarized(loop, arrays, taken)
+        if made is not None:  # the directive's array reduction made scalar ones (translate.array_reduce)
+            before, loop, after, scalars = made
+            self.temps += scalars
+            return [*before, *self.loop(loop, [tuple(after), *cont]), *after]
         inner_cont = [loop.body, *cont]
         mark = len(self.temps)
         self.enclosing.append(loop.var)
@@ -434,7 +441,8 @@ class _Ctx:
         if directive:
             dred, dpriv = directive_clauses(directive)
             known = {r.var for r in reductions}
-            reductions += [ir.Reduction(n, op, dtype_of(loop.body, n)) for n, op in dred if n not in known]
+            reductions += [ir.Reduction(n, op, dtype_of(loop.body, n)) for n, op in dred
+                           if n not in known and n in scalars]
             private = sorted(set(private) | (set(dpriv) & set(scalars)))
             reductions = [r for r in reductions if r.var not in private]
             why = f"as asserted by the source ({self.spelt(directive)})" if directive != "do concurrent" else \
