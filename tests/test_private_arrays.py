@@ -147,3 +147,25 @@ def test_an_array_reduction_at_indices_the_unrolling_cannot_fix_stays_serial() -
     for src in (binned, guarded):
         (i_loop,) = [lp for lp in loops(kernel(src, "norm")) if lp.var == "i"]
         assert i_loop.kind is ir.LoopKind.SERIAL and not i_loop.reductions, i_loop.reason
+
+
+def test_an_array_an_iteration_reads_before_it_writes_stays_shared() -> None:
+    # a value carried from one iteration to the next through w(1): no copy, the loop serial
+    src = """subroutine carry(n, a)
+  implicit none
+  integer :: n, i
+  real(8) :: a(n), w(2)
+  w(1) = 1d0
+!$omp parallel do
+  do i = 1, n
+    a(i) = a(i) + w(1)
+    w(1) = a(i)
+  end do
+  a(1) = w(1)
+end subroutine carry
+"""
+    k = kernel(src, "carry")
+    (i_loop,) = [lp for lp in loops(k) if lp.var == "i"]
+    assert i_loop.kind is ir.LoopKind.SERIAL, i_loop.reason
+    out = run(k, {"n": 4}, {"a": np.ones(4)})
+    assert np.allclose(out["a"], [5.0, 3.0, 4.0, 5.0])
