@@ -11,7 +11,8 @@ their own (validation, a drop-in use) there is none and each call copies its arr
 With ``KT_TRANSFER_LOG`` set, each region's end appends one JSON line to that file: bytes and
 copies each way, seconds in copies, calls of translations and their seconds in kernels (each
 shim marks its call's start and end through the weak ``kt_call_begin`` and ``kt_call_end``), seconds in the region;
-at exit one more line gives the calls outside every region, by routine, with their kernel seconds.
+at exit one more line gives the calls by routine, outside every region and inside regions, with
+their kernel seconds.
 """
 
 from __future__ import annotations
@@ -76,8 +77,9 @@ struct Region {
     long calls = 0;               // calls of translations in the region
     double kernel_seconds = 0.0;  // their time in the kernels (each call timed by its shim)
     std::chrono::steady_clock::time_point start, call_start;
-    // calls of translations outside every region, by routine: calls and seconds in the kernels
-    std::map<std::string, std::pair<long, double>> outside;
+    // calls of translations by routine, outside every region and inside one: calls and
+    // seconds in the kernels
+    std::map<std::string, std::pair<long, double>> outside, inside;
 };
 
 // never destroyed: the device runtime may be gone by the time static objects are
@@ -166,19 +168,28 @@ extern "C" void kt_call_begin() { region().call_start = std::chrono::steady_cloc
 
 namespace {
 
-// at exit, one line for the calls outside every region: by routine, calls and kernel seconds
-void log_outside() {
-    const char* log = std::getenv("KT_TRANSFER_LOG");
-    std::FILE* f = log != nullptr ? std::fopen(log, "a") : nullptr;
-    if (f == nullptr) return;
-    std::fprintf(f, "{\\"outside\\": {");
+// the calls of one map as JSON: {"routine": {"calls": n, "kernel_seconds": s}, ...}
+void log_calls(std::FILE* f, const std::map<std::string, std::pair<long, double>>& calls) {
+    std::fprintf(f, "{");
     const char* sep = "";
-    for (const auto& [routine, t] : region().outside) {
+    for (const auto& [routine, t] : calls) {
         std::fprintf(f, "%s\\"%s\\": {\\"calls\\": %ld, \\"kernel_seconds\\": %.6f}", sep, routine.c_str(), t.first,
                      t.second);
         sep = ", ";
     }
-    std::fprintf(f, "}}\\n");
+    std::fprintf(f, "}");
+}
+
+// at exit, one line for the calls by routine: outside every region, and inside regions
+void log_routines() {
+    const char* log = std::getenv("KT_TRANSFER_LOG");
+    std::FILE* f = log != nullptr ? std::fopen(log, "a") : nullptr;
+    if (f == nullptr) return;
+    std::fprintf(f, "{\\"outside\\": ");
+    log_calls(f, region().outside);
+    std::fprintf(f, ", \\"inside\\": ");
+    log_calls(f, region().inside);
+    std::fprintf(f, "}\\n");
     std::fclose(f);
 }
 
@@ -187,13 +198,11 @@ void log_outside() {
 extern "C" void kt_call_end(const char* routine) {
     Region& r = region();
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - r.call_start).count();
-    if (r.depth == 0) {
-        if (r.outside.empty() && std::getenv("KT_TRANSFER_LOG") != nullptr) std::atexit(log_outside);
-        auto& t = r.outside[routine != nullptr ? routine : "?"];
-        t.first += 1;
-        t.second += seconds;
-        return;
-    }
+    if (r.outside.empty() && r.inside.empty() && std::getenv("KT_TRANSFER_LOG") != nullptr) std::atexit(log_routines);
+    auto& t = (r.depth == 0 ? r.outside : r.inside)[routine != nullptr ? routine : "?"];
+    t.first += 1;
+    t.second += seconds;
+    if (r.depth == 0) return;
     r.calls += 1;
     r.kernel_seconds += seconds;
 }

@@ -174,7 +174,7 @@ extern "C" int calls() {
 """
 
 
-def test_calls_outside_every_region_are_logged_by_routine_at_exit(tmp_path: Path) -> None:
+def test_calls_are_logged_by_routine_outside_and_inside_regions_at_exit(tmp_path: Path) -> None:
     rendered = [Rendered({"kokkos/kt_data_kokkos.cpp": KOKKOS}, "kokkos/kt_data_kokkos.cpp", "", "kokkos"),
                 Rendered({"kokkos/calls.cpp": OUTSIDE}, "kokkos/calls.cpp", "calls", "kokkos")]
     lib = project_library("kokkos", rendered, tmp_path, "kt_runtime")
@@ -184,7 +184,7 @@ def test_calls_outside_every_region_are_logged_by_routine_at_exit(tmp_path: Path
                           env={**os.environ, "KT_TRANSFER_LOG": str(log)}, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     moved = transfers(log)
-    assert moved["regions"] == 1 and moved["calls"] == 1
+    assert moved["regions"] == 1 and moved["calls"] == 1 and moved["inside"]["adi"]["calls"] == 1
     assert set(moved["outside"]) == {"exact_rhs", "error_norm"}
     assert moved["outside"]["exact_rhs"]["calls"] == 3 and moved["outside_calls"] == 4
     assert moved["outside_kernel_seconds"] >= moved["outside"]["exact_rhs"]["kernel_seconds"] >= 0.0

@@ -131,12 +131,13 @@ def run_program(exe: Path, folder: Path, args: Sequence[str], inputs: Iterable[P
 def transfers(log: Path) -> dict[str, Any]:
     """What the data regions of a run moved, from the runtime's ``KT_TRANSFER_LOG`` lines:
     regions, bytes and copies each way, calls, seconds in copies, in kernels, on the host and in
-    all; and the calls outside every region (``outside``: by routine, calls and seconds in the
-    kernel, the slowest first; ``outside_calls``, ``outside_kernel_seconds``). Empty: none ran."""
+    all; and the calls by routine, calls and seconds in the kernel, the slowest first: outside
+    every region (``outside``, with ``outside_calls`` and ``outside_kernel_seconds``) and inside
+    regions (``inside``). Empty: none ran."""
     if not log.is_file():
         return {}
     rows = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
-    regions = [r for r in rows if "outside" not in r]
+    regions = [r for r in rows if "outside" not in r and "inside" not in r]
     keys = ("h2d_bytes", "d2h_bytes", "copies_in", "copies_out", "copy_seconds", "calls", "kernel_seconds",
             "seconds")
     out: dict[str, Any] = {}
@@ -149,15 +150,19 @@ def transfers(log: Path) -> dict[str, Any]:
         out["outside"] = dict(sorted(calls.items(), key=lambda kv: -kv[1]["kernel_seconds"]))
         out["outside_calls"] = sum(t["calls"] for t in calls.values())
         out["outside_kernel_seconds"] = sum(t["kernel_seconds"] for t in calls.values())
+    inside = {name: t for r in rows for name, t in r.get("inside", {}).items()}
+    if inside:
+        out["inside"] = dict(sorted(inside.items(), key=lambda kv: -kv[1]["kernel_seconds"]))
     return out
 
 
 def _shown(moved: dict[str, Any]) -> str:
-    """The transfers of a run as one line: the five slowest routines called outside regions."""
+    """The transfers of a run as one line: the five slowest routines outside and inside regions."""
     if not moved:
         return "none"
-    if "outside" in moved:
-        moved = {**moved, "outside": dict(list(moved["outside"].items())[:5])}
+    for key in ("outside", "inside"):
+        if key in moved:
+            moved = {**moved, key: dict(list(moved[key].items())[:5])}
     return str(moved)
 
 
