@@ -3,7 +3,8 @@ runs as a ``TeamPolicy`` with ONE TEAM per row. The team's threads split each
 inner loop (``TeamThreadRange``), so on a GPU build neighbouring threads read
 neighbouring elements of the row; a reduction into a private scalar is a nested
 ``parallel_reduce`` whose result every thread of the team receives; stores
-outside the inner loops are made once per team (``Kokkos::single(PerTeam)``).
+outside the inner loops are made once per team (``Kokkos::single(PerTeam)``); inner
+loops that share a row's elements (NPB MG's scratch rows) are separated by a team barrier.
 On the CPU backends a team is one thread and this is the plain row loop.
 
 Used when ``Schedule.row_programs`` is on (the default). Inner loops with more
@@ -15,7 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from targets.base import CodeBuffer
-from targets.rows import accumulators, arg_update, inner_loops, loop_chain, row_nest
+from targets.rows import accumulators, arg_update, inner_loops, loop_chain, needs_barrier, row_nest
 from translate import ir
 from translate.ir import DType
 from translate.partition import DeviceNest
@@ -29,9 +30,7 @@ _REDUCED = (DType.F32, DType.F64, DType.I32, DType.I64)
 
 def team_row_nest(r: KokkosRenderer, nest: DeviceNest) -> bool:
     """Whether ``nest`` runs as one team per row under the renderer's schedule."""
-    # scratch rows (``row_nest(..., scratch=True)``, a barrier between the inner loops) stay off here:
-    # with them the test suite's in-process Kokkos 3.4 Serial runs corrupted the heap (not yet explained)
-    if not r.schedule.row_programs or not row_nest(nest, r.kernel):
+    if not r.schedule.row_programs or not row_nest(nest, r.kernel, scratch=True):
         return False
     for lp in inner_loops(nest):
         accs = accumulators(lp)
@@ -61,11 +60,15 @@ def team_function(r: KokkosRenderer, buf: CodeBuffer, nest: DeviceNest) -> None:
                             if isinstance(s, ir.Assign) and isinstance(s.target, ir.Var)} - \
                 set().union(*(accumulators(lp) for lp in inner_loops(nest)))
             first_assign = r.row_privates(buf, nest.body, [p for p in nest.private if p not in inner_local])
+            barrier, looped = needs_barrier(nest), False
             for s in nest.body:
                 if id(s) in first_assign:
                     r.declare_on_assign.add(first_assign[id(s)])
                 if isinstance(s, ir.Loop):
+                    if barrier and looped:
+                        buf.line("team.team_barrier();  // the loops share the row's elements: the last one done first")
                     _team_loop(r, buf, s, sorted(inner_local & set(nest.private)))
+                    looped = True
                 elif isinstance(s, ir.Assign) and isinstance(s.target, ir.Load):
                     with buf.block("Kokkos::single(Kokkos::PerTeam(team), [&]()", closer="});"):
                         r.stmt(buf, s)
