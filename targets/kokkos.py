@@ -17,6 +17,7 @@ from targets.cstyle_text import PRESENT_DECL
 from targets.defaults import KOKKOS
 from targets.kokkos_rows import team_function, team_row_nest
 from translate import ir, scan
+from translate.forward import forwarded
 from translate.ir import DType
 from translate.irquery import scalar_reads, scalar_writes
 from translate.partition import (
@@ -93,6 +94,9 @@ class KokkosRenderer(CStyleRenderer):
     # ----------------------------------------------------------------- render
 
     def render(self, kernel: ir.Kernel, schedule: Schedule | None = None) -> Rendered:
+        # Views promise the compiler nothing about overlap: the element values of long runs of
+        # assignments are carried in scalars by the translation instead (translate.forward)
+        kernel = forwarded(kernel)
         scheduled, segs = self.segments(kernel, schedule)
         self.begin(scheduled)
         self.current: tuple[ir.Stmt, ...] = ()
