@@ -127,6 +127,10 @@ class Emitter:
         self.scopes: list[Scope] = [Scope(frozenset())]
         self.events: list[Event] = []
         self.labels: list[str] = []  # ops fused into this nest, in order of first read
+        # divmod: the (index, divisor, extent, count) asked for, and the nest dims split
+        # by the nest builder: (o*q + s, q) -> (o, s)
+        self.divisions: list[tuple[Expr, Expr, Expr, Expr]] = []
+        self.splits: dict[tuple[Expr, Expr], tuple[Expr, Expr]] = {}
 
     # ---- scopes
 
@@ -183,6 +187,19 @@ class Emitter:
             elem = v.elem
             return self.bind(("cse", v.node, idx), idx, lambda: elem(self, idx), v.cdtype)
         return v.elem(self, idx)
+
+    def divmod(self, e: Expr, q: Expr, extent: Expr, count: Expr) -> tuple[Expr, Expr]:
+        """``e div q`` and ``e mod q`` for an index ``e`` in [0, extent), extent = count * q
+        (a group norm's group and channel in the group). The request is recorded; where ``e``
+        is a nest dim the builder split into a parallel loop over ``count`` and a serial one
+        over ``q``, the two loop variables come back, so what is keyed by the quotient (the
+        group's statistics) is computed once per iteration of the outer loop."""
+        e, q = simplify(e), simplify(q)
+        self.divisions.append((e, q, simplify(extent), simplify(count)))
+        got = self.splits.get((e, q))
+        if got is not None:
+            return got
+        return BinOp("div", e, q, I32), BinOp("mod", e, q, I32)
 
     def bind(self, key: object, deps: object, make: Callable[[], Expr], dtype: DType) -> Expr:
         """A temporary holding ``make()``, placed where ``deps`` is defined, computed once."""

@@ -235,7 +235,10 @@ class Lowerer:
         if scan_dim is not None:
             dims = [k for k in dims if k != scan_dim]
         snap = self.names.snapshot()
-        stmts, em, pvars, var_dim = self._try(v, arr, dims, [])
+        # A probe with one loop per dim (no merging), so the loop variables a reduction's
+        # key uses name exactly the dims it depends on: with merged leading dims an RMSNorm's
+        # statistic keyed by (b, h, w) used the merged b*C+c variable and looked dependent on c.
+        stmts, em, pvars, var_dim = self._try(v, arr, dims, [], merge=False)
         inside = [e for e in em.events if e.depth > 0]
         used: set[int] = set()
         for e in inside:
@@ -243,24 +246,45 @@ class Lowerer:
                 used |= {d for x in e.deps for d in var_dim[x]}
         kind = ""
         if used and set(dims) - used and scan_dim is None:
-            self.names.restore(snap)
             par = [k for k in dims if k in used]
-            ser = [k for k in dims if k not in used]
-            stmts, em, pvars, var_dim = self._try(v, arr, par, ser)
+            # a dim used only through ``em.divmod`` (group norm's channels): tried split, its
+            # quotient (the group) parallel, the remainder the outermost row loop
+            split = _splits(em, var_dim, used, shape)
+            ser = sorted({k for k in dims if k not in used} | set(split))
+            if split:
+                self.names.restore(snap)
+                stmts, em, pvars, var_dim = self._try(v, arr, par, ser, split=split)
+                if not _split_pays(em, var_dim):
+                    split, ser = {}, [k for k in dims if k not in used]
+            if not split:
+                self.names.restore(snap)
+                stmts, em, pvars, var_dim = self._try(v, arr, par, ser)
             kind = f", parallel over dims {par}, serial inner loops over dims {ser}"
+            if split:
+                kind += f" (dims {sorted(split)} split: the quotient by a divisor parallel, the remainder serial)"
+        elif len(dims) > 3:  # the probe's nest is deeper than a nest may be: rebuild it merged
+            self.names.restore(snap)
+            stmts, em, pvars, var_dim = self._try(v, arr, dims, [])
         bad = {e.node for e in em.events if e.depth > 0 and e.deps != pvars and e.node != v.node}
         if bad - self.forced:
             raise Rematerialise(bad)
         return stmts, em.labels, kind
 
-    def _try(self, v: TVal, arr: ir.Array, par: list[int], ser: list[int]
+    def _try(self, v: TVal, arr: ir.Array, par: list[int], ser: list[int], merge: bool = True,
+             split: dict[int, tuple[Expr, Expr]] | None = None
              ) -> tuple[list[ir.Stmt], Emitter, frozenset[str], dict[str, list[int]]]:
+        """The nest storing ``v`` into ``arr``: parallel loops over the dims ``par`` (merged
+        into at most three unless ``merge`` is off), serial loops over ``ser`` inside. A dim
+        in ``split`` (divisor q, count) is in both: a parallel loop over its count and a
+        serial one over q, the index o*q + s (``Emitter.divmod`` gives back (o, s))."""
         em = Emitter(self.names)
+        split = split or {}
         shape = v.shape
+        extents = [split[d][1] if d in split else e for d, e in enumerate(shape)]  # of the parallel loops
         idx: list[Expr] = [ZERO] * len(shape)
         var_dim: dict[str, list[int]] = {}
         groups: list[list[int]] = [[k] for k in par]
-        if len(groups) > 3:
+        if merge and len(groups) > 3:
             groups = [par[: len(par) - 2]] + [[k] for k in par[len(par) - 2:]]
         pvars: list[str] = []
 
@@ -276,9 +300,15 @@ class Lowerer:
                 store()
                 return
             d = ser[k]
-            with em.loop(self.names.fresh("j"), ZERO, shape[d], reason="row loop: reads values computed once "
-                                                                         "per parallel iteration") as lv:
-                idx[d] = lv
+            q = split[d][0] if d in split else None
+            with em.loop(self.names.fresh("j"), ZERO, shape[d] if q is None else q,
+                         reason="row loop: reads values computed once per parallel iteration") as lv:
+                if q is not None:
+                    whole = simplify(BinOp("add", BinOp("mul", idx[d], q, DType.I32), lv, DType.I32))
+                    em.splits[(whole, simplify(q))] = (idx[d], lv)
+                    idx[d] = whole
+                else:
+                    idx[d] = lv
                 var_dim[lv.name] = [d]
                 serial(k + 1)
 
@@ -287,7 +317,7 @@ class Lowerer:
                 serial(0)
                 return
             group = groups[g]
-            extent = prod([shape[d] for d in group])
+            extent = prod([extents[d] for d in group])
             with em.loop(self.names.fresh("i"), ZERO, extent, ir.LoopKind.PARALLEL, reason=PARALLEL_REASON) as lv:
                 pvars.append(lv.name)
                 rest = lv if len(group) == 1 else None
@@ -296,9 +326,9 @@ class Lowerer:
                     if rest is not None:
                         idx[d] = lv
                     else:
-                        inner = prod([shape[e] for e in group[pos + 1:]])
+                        inner = prod([extents[e] for e in group[pos + 1:]])
                         q = BinOp("div", lv, inner, DType.I32) if not is_one(inner) else lv
-                        idx[d] = BinOp("mod", q, shape[d], DType.I32) if pos else q
+                        idx[d] = BinOp("mod", q, extents[d], DType.I32) if pos else q
                 parallel(g + 1)
 
         parallel(0)
@@ -363,6 +393,32 @@ def _op_key(target: object) -> str:
 
 def _op_name(target: object) -> str:
     return str(target)
+
+
+# ------------------------------------------------------------- nest plans
+
+
+def _splits(em: Emitter, var_dim: dict[str, list[int]], used: set[int], shape: tuple[Expr, ...]
+            ) -> dict[int, tuple[Expr, Expr]]:
+    """Dims of a probe nest (one loop per dim) that a statistic is keyed by only through
+    ``em.divmod`` of the bare loop variable over the whole dim: dim -> (divisor, count). A
+    dim asked with two divisors is left whole."""
+    asked: dict[int, set[tuple[Expr, Expr]]] = {}
+    for e, q, extent, count in em.divisions:
+        if isinstance(e, Var) and len(var_dim.get(e.name, [])) == 1:
+            d = var_dim[e.name][0]
+            if d in used and extent == simplify(shape[d]):
+                asked.setdefault(d, set()).add((q, count))
+    return {d: next(iter(qs)) for d, qs in asked.items() if len(qs) == 1}
+
+
+def _split_pays(em: Emitter, var_dim: dict[str, list[int]]) -> bool:
+    """A split nest is kept when nothing short of a per-element value (a pooling window)
+    is computed inside the serial loop over a divisor: else its statistics would still be
+    keyed by the whole index and computed once per channel, now serially."""
+    inner = {s.name for _, s in em.splits.values() if isinstance(s, Var)}
+    every = set(var_dim)
+    return all(not (e.deps & inner) or e.deps >= every for e in em.events if e.depth > 0)
 
 
 # ------------------------------------------------------------- peepholes

@@ -291,10 +291,10 @@ def _softmax(log: bool) -> Handler:
     return h
 
 
-def normalize(lw: Lowerer, x: TVal, rows_of: Callable[[Index], tuple[Rows, Index]], eps: float,
+def normalize(lw: Lowerer, x: TVal, rows_of: Callable[[Emitter, Index], tuple[Rows, Index]], eps: float,
               affine: Callable[[Emitter, Index, Expr], Expr], label: str) -> TVal:
     """(x - mean) / sqrt(var + eps) with biased statistics over the rows that
-    ``rows_of(idx)`` gives (a ``Rows`` over a view of x and the index in that view),
+    ``rows_of(em, idx)`` gives (a ``Rows`` over a view of x and the index in that view),
     then ``affine``."""
     node = lw.node
     assert node is not None
@@ -303,7 +303,7 @@ def normalize(lw: Lowerer, x: TVal, rows_of: Callable[[Index], tuple[Rows, Index
     cdt = compute_dtype(dt)
 
     def elem(em: Emitter, idx: Index) -> Expr:
-        rows, vidx = rows_of(idx)
+        rows, vidx = rows_of(em, idx)
         kept = rows.kept(vidx)
         mean = _mean(em, name, rows.x, rows, vidx, cdt)
         ss = em.reduce(name, (name, "m2", kept), kept, rows.ranges(),
@@ -344,7 +344,7 @@ def _layer_norm(lw: Lowerer, node: torch.fx.Node, args: tuple, kw: dict) -> tupl
             y = b("add", y, cast(em.read(bias, tail), y.dtype))
         return y
 
-    return (normalize(lw, x, lambda idx: (rows, idx), eps, affine, "layer_norm"), None, None)
+    return (normalize(lw, x, lambda em, idx: (rows, idx), eps, affine, "layer_norm"), None, None)
 
 
 def _group_norm(lw: Lowerer, node: torch.fx.Node, args: tuple, kw: dict) -> tuple[TVal, None, None]:
@@ -362,9 +362,12 @@ def _group_norm(lw: Lowerer, node: torch.fx.Node, args: tuple, kw: dict) -> tupl
     view = TVal(view_shape, x.dtype, elem=vread, node=x.node, kind="view")
     rows = Rows(view, list(range(2, len(view_shape))), True)
 
-    def rows_of(idx: Index) -> tuple[Rows, Index]:
+    def rows_of(em: Emitter, idx: Index) -> tuple[Rows, Index]:
         n, ch, *rest = idx
-        return rows, (n, BinOp("div", ch, cpg, I32), BinOp("mod", ch, cpg, I32), *rest)
+        # through the emitter: a nest over the channels gets split into groups x channels
+        # in the group, and the statistics are computed once per group, not per channel
+        g, cc = em.divmod(ch, cpg, c, c_int(groups))
+        return rows, (n, g, cc, *rest)
 
     return (normalize(lw, x, rows_of, eps, _channel_affine(w, bias, 1), "group_norm"), None, None)
 
@@ -392,7 +395,7 @@ def _batch_norm_stats(lw: Lowerer, node: torch.fx.Node, args: tuple, kw: dict) -
         if node.target is not torch.ops.aten._native_batch_norm_legit.no_stats:
             raise Unsupported(f"batch norm with batch statistics that updates running stats at {lw.where(node)}")
     rows = Rows(x, [d for d in range(x.rank) if d != 1], True)
-    return (normalize(lw, x, lambda idx: (rows, idx), eps, _channel_affine(w, bias, 1), "batch_norm(stats)"),
+    return (normalize(lw, x, lambda em, idx: (rows, idx), eps, _channel_affine(w, bias, 1), "batch_norm(stats)"),
             None, None)
 
 

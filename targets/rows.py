@@ -14,7 +14,10 @@ Pattern (``DeviceNest`` body, the parallel loops already collapsed):
   use and read only in that loop, and stores whose index holds the loop variable
   in the contiguous position only;
 * the loop variable indexes only the contiguous dimension of every array it
-  touches, and at least one access uses it;
+  touches, and at least one access uses it; an outer loop of a perfect chain
+  indexes the next dimension out, or any position of an access the innermost
+  variable does not touch (a broadcast along the row: per-channel weights of a
+  row that spans channels);
 * no array is both written and read in the nest (a row's store is not
   guaranteed visible to its other lanes' later loads), except one element per
   row read and written outside the inner loops (``y(j) = y(j) + alpha*temp``),
@@ -135,6 +138,8 @@ def _inner_ok(kernel: ir.Kernel, lp: ir.Loop, body: tuple[ir.Stmt, ...]) -> bool
         if not index:
             continue
         pos = _contiguous_pos(kernel, array) % len(index)
+        if not any(j in scalar_reads(e) for e in index):
+            continue  # a broadcast along the row (a group norm's weight by channel): few elements a chunk
         for k, e in enumerate(index):
             for depth, v in enumerate(names):
                 if v in scalar_reads(e) and k != _slot(kernel, array, len(index), depth, len(names)):
