@@ -12,7 +12,6 @@ serial one over the channels of a group. Checked with the IR interpreter and the
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
 from pathlib import Path
@@ -20,10 +19,13 @@ from pathlib import Path
 import pytest
 import torch
 
-from tests.test_torch_frontend import check, lower, module, write
-from translate import ir
-
 os.environ.setdefault("TRITON_INTERPRET", "1")  # before triton is imported
+
+from parsers.torch import load_program  # noqa: E402
+from targets.base import get_renderer  # noqa: E402
+from tests.test_targets_torch import load  # noqa: E402
+from tests.test_torch_frontend import check, lower, module, write  # noqa: E402
+from translate import ir  # noqa: E402
 
 GN_INIT = """
         self.gn = nn.GroupNorm(4, c)
@@ -87,15 +89,8 @@ def _run_triton(kernel: ir.Kernel, tmp_path: Path, x: torch.Tensor, state: dict[
                 ) -> tuple[str, torch.Tensor]:
     """Renders ``kernel`` for Triton, runs it (the interpreter on a CPU) on ``x`` with the
     parameters ``state``; returns the source and the output."""
-    from targets.base import get_renderer
-
     rendered = get_renderer("triton").render(kernel)
-    path = tmp_path / f"{kernel.name}_triton.py"
-    path.write_text(rendered.source)
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = load(rendered, tmp_path, kernel.name)
     out = torch.full(tuple(x.shape), float("nan"))
     args: list[object] = []
     for p in kernel.params:
@@ -115,8 +110,6 @@ def _run_triton(kernel: ir.Kernel, tmp_path: Path, x: torch.Tensor, state: dict[
 def _model_and_triton(name: str, tmp_path: Path, sizes: dict[str, int] | None = None
                       ) -> tuple[str, torch.Tensor, torch.Tensor]:
     """The generated Triton source, its output and eager's on the case's inputs (at ``sizes``)."""
-    from parsers.torch import load_program
-
     path, kernel, _ = _nest(name, tmp_path)
     program = load_program(path, sizes)
     model = program.make_model(0)
