@@ -198,10 +198,13 @@ void log_routines() {
 extern "C" void kt_call_end(const char* routine) {
     Region& r = region();
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - r.call_start).count();
-    if (r.outside.empty() && r.inside.empty() && std::getenv("KT_TRANSFER_LOG") != nullptr) std::atexit(log_routines);
-    auto& t = (r.depth == 0 ? r.outside : r.inside)[routine != nullptr ? routine : "?"];
-    t.first += 1;
-    t.second += seconds;
+    // by routine only where a log is asked for (its line is written at exit)
+    static const bool logged = std::getenv("KT_TRANSFER_LOG") != nullptr && std::atexit(log_routines) == 0;
+    if (logged) {
+        auto& t = (r.depth == 0 ? r.outside : r.inside)[routine != nullptr ? routine : "?"];
+        t.first += 1;
+        t.second += seconds;
+    }
     if (r.depth == 0) return;
     r.calls += 1;
     r.kernel_seconds += seconds;

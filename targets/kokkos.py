@@ -60,9 +60,9 @@ class KokkosRenderer(CStyleRenderer):
         return self.ABI_TYPES[dtype] if dtype is DType.BOOL else self.ctype(dtype)
 
     def view_type(self, arr: ir.Array, const: bool = False, host: bool = False, random: bool = False) -> str:
-        """``random``: a read-only View of a kernel, RandomAccess (on a GPU its loads go through the
-        read-only data cache and may be issued ahead of the kernel's stores, as the CUDA target's
-        ``const __restrict__`` pointers are)."""
+        """``random``: a kernel's View, RandomAccess where it is read-only (``const``: on a GPU its
+        loads go through the read-only data cache and may be issued ahead of the kernel's stores, as
+        the CUDA target's ``const __restrict__`` pointers are)."""
         base = f"{'const ' if const else ''}{self.element_type(arr.dtype)}{'*' * arr.rank}"
         layout = "Kokkos::LayoutLeft" if arr.layout is ir.Layout.LEFT else "Kokkos::LayoutRight"
         if host:
@@ -201,8 +201,7 @@ class KokkosRenderer(CStyleRenderer):
         out += [f"{self.ctype(self.dtype_of(s, DType.F64))}& {self.var(s)}" for s in refs]
         for a in arrays:
             arr = self.array(a)
-            const = not _writes(arr.name, self.current)
-            out.append(f"{self.view_type(arr, const=const, random=const)} {cname(a)}")
+            out.append(f"{self.view_type(arr, const=not _writes(arr.name, self.current), random=True)} {cname(a)}")
         return out
 
     def nest_function(self, buf: CodeBuffer, seg: DeviceNest) -> None:

@@ -150,9 +150,7 @@ class _Ctx:
     # ---------------------------------------------------------------- loops
 
     def loop(self, loop: ir.Loop, cont: list[tuple[ir.Stmt, ...]]) -> list[ir.Stmt]:
-        arrays = {d.name: d for d in self.kernel.params + self.kernel.locals if isinstance(d, ir.Array)}
-        taken = {d.name for d in self.kernel.params + self.kernel.locals + tuple(self.temps + self.new_arrays)}
-        made = array_reduce.scalarized(loop, arrays, taken)
+        made = self.array_reduction(loop)
         if made is not None:  # the directive's array reduction made scalar ones (translate.array_reduce)
             before, loop, after, scalars = made
             self.temps += scalars
@@ -196,7 +194,7 @@ class _Ctx:
                    and access_count(self.kernel.body, a) != access_count(loop.body, a)}
         # per-thread locals were taken on the source's word already (here or in an inner loop)
         trusted = set(kept) | inner if loop.directive else set()
-        names = privatize.candidates(loop, arrays, set(self.enclosing), outside, trusted)
+        names, on_word = privatize.candidates(loop, arrays, set(self.enclosing), outside, trusted)
         again = None
         if names and not (set(kept) | inner) - set(names):
             again = self.classify(privatize.expand(loop, names), cont)
@@ -210,7 +208,7 @@ class _Ctx:
         assert trip is not None
         for n in names:
             self.copies.setdefault(n, []).append(trip)
-        unproven = {n for n in names if n in self.unproven or not privatize.filled_before_read(loop.body, n)}
+        unproven = on_word | (set(names) & self.unproven)
         shown = sorted(self.private_of.get(n, n) for n in names if n not in unproven)
         taken = sorted(self.private_of.get(n, n) for n in unproven)
         why = [f"{', '.join(shown)}: one copy per iteration (filled before it is read in each)"] if shown else []
@@ -219,6 +217,14 @@ class _Ctx:
                        f"{self.spelt(loop.directive or '')} keeps them per thread")
         done = replace(again, reason=f"{again.reason}; {'; '.join(why)}")
         return self.copied_around(done, [n for n in names if n in self.private_of], trip)
+
+    def array_reduction(self, loop: ir.Loop) -> tuple[list[ir.Stmt], ir.Loop, list[ir.Stmt], list[ir.Scalar]] | None:
+        """``array_reduce.scalarized`` where the loop's directive reduces anything."""
+        if not self.reduced(loop):
+            return None
+        arrays = {d.name: d for d in self.kernel.params + self.kernel.locals if isinstance(d, ir.Array)}
+        taken = {d.name for d in self.kernel.params + self.kernel.locals + tuple(self.temps + self.new_arrays)}
+        return array_reduce.scalarized(loop, arrays, taken)
 
     def reduced(self, loop: ir.Loop) -> set[str]:
         """The names the loop's directive reduces (never per-thread copies)."""
@@ -243,12 +249,13 @@ class _Ctx:
                   and d.name in scratch and all(not isinstance(e, Const) or e.value != "*" for e in d.shape)
                   and privatize.same_writes(loop, d.name)}
         kept = []
-        for name in privatize.candidates(loop, params, set(self.enclosing), set(), set(params)):
+        names, on_word = privatize.candidates(loop, params, set(self.enclosing), set(), set(params))
+        for name in names:
             taken = {d.name for d in self.kernel.params + self.kernel.locals + tuple(self.new_arrays)}
             local = privatize.fresh_name(f"{name}_private", taken)
             self.new_arrays.append(ir.Array(local, params[name].dtype, params[name].shape))
             self.private_of[local] = name
-            if not privatize.filled_before_read(loop.body, name):
+            if name in on_word:
                 self.unproven.add(local)
             loop = ir.rename_array(loop, name, local)  # type: ignore[assignment]
             kept.append(local)

@@ -18,6 +18,7 @@ store keep the other arrays' elements.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 from translate import ir
@@ -67,7 +68,7 @@ def forwarded(kernel: ir.Kernel) -> ir.Kernel:
     return replace(kernel, body=body, locals=kernel.locals + tuple(temps))
 
 
-def _run(run: list[ir.Assign], written: set[str], temp: object) -> list[ir.Stmt]:
+def _run(run: list[ir.Assign], written: set[str], temp: Callable[[str, ir.DType], str]) -> list[ir.Stmt]:
     """One run of assignments with element values carried in scalars (``temp(array, dtype)``
     names a new one, after the array it holds an element of)."""
     if len(run) < MIN_RUN:
@@ -80,7 +81,7 @@ def _run(run: list[ir.Assign], written: set[str], temp: object) -> list[ir.Stmt]
         if isinstance(e, Load) and e.array in written and not _indirect(e):
             key = _key(e)
             if key not in known:
-                t = temp(e.array, e.dtype)  # type: ignore[operator]
+                t = temp(e.array, e.dtype)
                 ours.add(t)
                 out.append(ir.Assign(Var(t, e.dtype), key))
                 known[key] = t
@@ -106,7 +107,7 @@ def _run(run: list[ir.Assign], written: set[str], temp: object) -> list[ir.Stmt]
         if isinstance(value, Var) and value.name in ours and value.dtype == target.dtype:
             t = value.name
         else:
-            t = temp(target.array, target.dtype)  # type: ignore[operator]
+            t = temp(target.array, target.dtype)
             ours.add(t)
             out.append(ir.Assign(Var(t, target.dtype), value))  # type: ignore[arg-type]
         out.append(ir.Assign(key, Var(t, target.dtype)))

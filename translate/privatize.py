@@ -57,24 +57,29 @@ def position(loop: ir.Loop) -> Expr:
 
 
 def candidates(loop: ir.Loop, locals_: dict[str, ir.Array], outer_vars: set[str],
-               read_after: set[str], trusted: set[str] | frozenset[str] = frozenset()) -> list[str]:
-    """The local arrays ``loop`` may give one copy per iteration (module docstring). Those of
-    ``trusted`` (the source's directive keeps them per thread) qualify without the proof that
-    every read is covered, if each iteration writes them before it reads them at all."""
+               read_after: set[str], trusted: set[str] | frozenset[str] = frozenset()) -> tuple[list[str], set[str]]:
+    """The local arrays ``loop`` may give one copy per iteration (module docstring), and those of
+    them taken on the source's word: of ``trusted`` (the source's directive keeps them per
+    thread), where the proof that every read is covered fails but each iteration writes them
+    before it reads them at all."""
     bound_names = {v.name for e in (loop.start, loop.stop, loop.step) for v in ir.walk(e) if isinstance(v, Var)}
     if bound_names & outer_vars or trip_count(loop) is None:
-        return []
+        return [], set()
     written = {n.target.array for s in loop.body for n in ir.walk(s)
                if isinstance(n, ir.Assign) and isinstance(n.target, Load)}
-    out = []
+    out: list[str] = []
+    unproven: set[str] = set()
     for name in sorted(written & locals_.keys()):
         if name in read_after:
             continue
         if _moves_with(loop, name):
             continue  # already a different element per iteration: nothing to copy
-        if filled_before_read(loop.body, name) or (name in trusted and written_first(loop.body, name)):
+        if filled_before_read(loop.body, name):
             out.append(name)
-    return out
+        elif name in trusted and written_first(loop.body, name):
+            out.append(name)
+            unproven.add(name)
+    return out, unproven
 
 
 def written_first(body: tuple[ir.Stmt, ...], name: str) -> bool:

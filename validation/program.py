@@ -145,14 +145,13 @@ def transfers(log: Path) -> dict[str, Any]:
         out = {"regions": len(regions), **{k: sum(r.get(k, 0) for r in regions) for k in keys}}
         # the region's time neither in kernels nor in copies: the host code between the calls
         out["host_seconds"] = max(0.0, out["seconds"] - out["kernel_seconds"] - out["copy_seconds"])
-    calls = {name: t for r in rows for name, t in r.get("outside", {}).items()}
-    if calls:
-        out["outside"] = dict(sorted(calls.items(), key=lambda kv: -kv[1]["kernel_seconds"]))
-        out["outside_calls"] = sum(t["calls"] for t in calls.values())
-        out["outside_kernel_seconds"] = sum(t["kernel_seconds"] for t in calls.values())
-    inside = {name: t for r in rows for name, t in r.get("inside", {}).items()}
-    if inside:
-        out["inside"] = dict(sorted(inside.items(), key=lambda kv: -kv[1]["kernel_seconds"]))
+    for where in ("outside", "inside"):
+        calls = {name: t for r in rows for name, t in r.get(where, {}).items()}
+        if calls:
+            out[where] = dict(sorted(calls.items(), key=lambda kv: -kv[1]["kernel_seconds"]))
+    if "outside" in out:
+        out["outside_calls"] = sum(t["calls"] for t in out["outside"].values())
+        out["outside_kernel_seconds"] = sum(t["kernel_seconds"] for t in out["outside"].values())
     return out
 
 
