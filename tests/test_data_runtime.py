@@ -38,9 +38,7 @@ extern "C" void kt_update_device_range(const void* host, std::size_t bytes);
 extern "C" void kt_update_device_part(const void* host, std::size_t bytes);
 
 extern "C" int scenario() {
-    // as the generated libraries do: Kokkos once per process (other tests' libraries share it),
-    // never finalized here (a finalized Kokkos cannot serve the libraries loaded after this one)
-    if (!Kokkos::is_initialized()) Kokkos::initialize();
+    Kokkos::initialize();
     int failed = 0;
     {
         double a[4] = {1, 2, 3, 4};
@@ -110,6 +108,7 @@ extern "C" int scenario() {
         if (!failed && (lo[0] != 1 || lo[1] != 2 || hi[0] != 3 || hi[1] != 4)) failed = 15;
         kt_data_end();
     }
+    Kokkos::finalize();
     return failed;
 }
 """
