@@ -1,9 +1,9 @@
 """Building rendered C++ targets for a test as users build them: the target's emitted
-CMakeLists, configured and built with cmake, the shared library loaded with ctypes."""
+CMakeLists, configured and built with cmake into a shared library (called through
+tests/kt_apart.py, in a process of its own)."""
 
 from __future__ import annotations
 
-import ctypes
 import subprocess
 from collections.abc import Sequence
 from pathlib import Path
@@ -27,6 +27,6 @@ def project_library(target: str, rendered: Sequence[Rendered], folder: Path, wor
     return build / f"lib{workflow}_{target}.so"
 
 
-def kokkos_library(rendered: Rendered, tmp_path: Path) -> ctypes.CDLL:
-    """``rendered`` (the Kokkos target's files) written under ``tmp_path``, built and loaded."""
-    return ctypes.CDLL(str(project_library("kokkos", [rendered], tmp_path)))
+def kokkos_library(rendered: Rendered, tmp_path: Path) -> Path:
+    """``rendered`` (the Kokkos target's files) written under ``tmp_path`` and built: the library."""
+    return project_library("kokkos", [rendered], tmp_path)

@@ -4,7 +4,6 @@ may change or lie outside the array stay where they are."""
 
 from __future__ import annotations
 
-import ctypes
 import os
 from pathlib import Path
 
@@ -12,6 +11,7 @@ import numpy as np
 import pytest
 
 from targets.base import get_renderer
+from tests.kt_apart import call_apart
 from tests.kt_builds import kokkos_library
 from tests.kt_modules import triton_module
 from translate import ir
@@ -113,10 +113,8 @@ def test_a_scratch_array_per_iteration_of_a_loop_bounded_by_an_entry_read_runs_o
         text = rendered[t].source
         assert text.index("grid_2 =") < text.index("// local array"), t
     if HAVE_KOKKOS:
-        f = kokkos_library(rendered["kokkos"], tmp_path / "kokkos").kt_rows
-        f.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
         got = u.copy(order="F")
-        f(grid.ctypes.data, got.ctypes.data)
+        call_apart(kokkos_library(rendered["kokkos"], tmp_path / "kokkos"), "kt_rows", grid, got)
         np.testing.assert_allclose(got, want, rtol=1e-15)
     torch = pytest.importorskip("torch")
     pytest.importorskip("triton")
@@ -177,10 +175,8 @@ def test_copies_of_a_scratch_array_filled_in_pieces_go_out_to_both_collapsed_loo
             want[7, jj, kk] = w[g[0]]  # one element read after the loops, in every j alike
     grid = np.array(g, dtype=np.int32)
     if HAVE_KOKKOS:
-        f = kokkos_library(get_renderer("kokkos").render(k), tmp_path / "kokkos").kt_planes
-        f.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
         got = u.copy(order="F")
-        f(grid.ctypes.data, got.ctypes.data)
+        call_apart(kokkos_library(get_renderer("kokkos").render(k), tmp_path / "kokkos"), "kt_planes", grid, got)
         np.testing.assert_allclose(got, want, rtol=1e-15)
     # the first element left unset: the reads of w(0) are not covered; the loops are parallel only
     # on the source's word (its PRIVATE w), and serial without the directive
@@ -247,9 +243,7 @@ def test_a_loop_variable_a_serial_segment_sets_outside_its_loops_is_declared(tmp
     for t, text in rendered.items():
         assert "int i = 0;" in text.source, t
     if HAVE_KOKKOS:
-        fn = kokkos_library(rendered["kokkos"], tmp_path / "kokkos").kt_edges
-        fn.argtypes = [ctypes.c_void_p] * 4 + [ctypes.c_int]
         got, gw = f0.copy(order="F"), np.zeros(n)
         grid = np.array(g, dtype=np.int32)
-        fn(grid.ctypes.data, u.ctypes.data, gw.ctypes.data, got.ctypes.data, n)
+        call_apart(kokkos_library(rendered["kokkos"], tmp_path / "kokkos"), "kt_edges", grid, u, gw, got, n)
         np.testing.assert_allclose(got, want, rtol=1e-15)

@@ -3,7 +3,6 @@ generated shims and the Fortran update calls drive it, built with the Kokkos tar
 
 from __future__ import annotations
 
-import ctypes
 import os
 import shutil
 import subprocess
@@ -14,6 +13,7 @@ import pytest
 
 from targets.base import Rendered
 from targets.data_runtime import FORTRAN, KOKKOS
+from tests.kt_apart import call_apart
 from tests.kt_builds import project_library
 from validation import toolchains
 from validation.program import transfers
@@ -117,8 +117,7 @@ extern "C" int scenario() {
 def test_regions_nest_suspend_and_write_back_as_the_placement_expects(tmp_path: Path) -> None:
     rendered = [Rendered({"kokkos/kt_data_kokkos.cpp": KOKKOS}, "kokkos/kt_data_kokkos.cpp", "", "kokkos"),
                 Rendered({"kokkos/scenario.cpp": SCENARIO}, "kokkos/scenario.cpp", "scenario", "kokkos")]
-    lib = ctypes.CDLL(str(project_library("kokkos", rendered, tmp_path, "kt_runtime")))
-    assert lib.scenario() == 0
+    assert call_apart(project_library("kokkos", rendered, tmp_path, "kt_runtime"), "scenario").value == 0
 
 
 USES = """\

@@ -6,7 +6,6 @@ Columns whose x entry is zero hold NaN, so an unguarded update would show."""
 
 from __future__ import annotations
 
-import ctypes
 import os
 import shutil
 from pathlib import Path
@@ -20,18 +19,14 @@ os.environ.setdefault("TRITON_INTERPRET", "1")  # before triton is imported
 from targets.base import get_renderer  # noqa: E402
 from targets.triton_rows import row_nest  # noqa: E402
 from tests import kt_hand_kernels as hk  # noqa: E402
+from tests.kt_apart import call_apart  # noqa: E402
 from tests.kt_builds import kokkos_library  # noqa: E402
 from tests.kt_modules import triton_module  # noqa: E402
 from translate.partition import DeviceNest, partition, walk_segments  # noqa: E402
 
-D, I = ctypes.c_double, ctypes.c_int  # noqa: E741
 HAVE_KOKKOS = Path("/usr/include/trilinos/Kokkos_Core.hpp").exists() and shutil.which("g++") is not None
 M, N, LDA = 37, 29, 41
 CASES = [(1, 0.7), (-2, 0.7), (3, -1.25)]
-
-
-def ptr(a: np.ndarray) -> ctypes.c_void_p:
-    return ctypes.c_void_p(a.ctypes.data)
 
 
 def problem(incx: int, alpha: float, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -66,11 +61,10 @@ def test_renders_the_guard_in_every_target() -> None:
 def test_kokkos_guarded_column_loop(tmp_path: Path) -> None:
     if not HAVE_KOKKOS:
         pytest.skip("Kokkos headers or g++ not found")
-    f = kokkos_library(get_renderer("kokkos").render(hk.gemvn()), tmp_path).kt_gemvn
-    f.argtypes = [I, I, D, ctypes.c_void_p, I, ctypes.c_void_p, I, ctypes.c_void_p]
+    lib = kokkos_library(get_renderer("kokkos").render(hk.gemvn()), tmp_path)
     for seed, (incx, alpha) in enumerate(CASES):
         a, x, y, want = problem(incx, alpha, seed)
-        f(M, N, alpha, ptr(a), LDA, ptr(x), incx, ptr(y))
+        call_apart(lib, "kt_gemvn", M, N, alpha, a, LDA, x, incx, y)
         assert not np.isnan(y).any()
         np.testing.assert_allclose(y, want, rtol=1e-12, atol=1e-12)
 

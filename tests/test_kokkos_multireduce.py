@@ -14,6 +14,7 @@ import pytest
 
 from targets.base import get_renderer
 from tests import kt_hand_kernels as hk
+from tests.kt_apart import run_apart
 from tests.kt_builds import project_library
 from tests.test_targets_cstyle import HAVE_KOKKOS, ptr
 from translate import ir
@@ -155,4 +156,8 @@ CASES: dict[str, Callable[[ctypes.CDLL], None]] = {"stats": case_stats, "sums2d"
 @pytest.mark.parametrize("level", LEVELS)
 @pytest.mark.parametrize("name", list(CASES))
 def test_kokkos_multireduce_numbers(libs: dict[tuple[str, int], Path], name: str, level: int) -> None:
-    CASES[name](ctypes.CDLL(str(libs[(name, level)])))
+    run_apart(run_case, name, str(libs[(name, level)]))
+
+
+def run_case(name: str, lib: str) -> None:
+    CASES[name](ctypes.CDLL(lib))

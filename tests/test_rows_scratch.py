@@ -14,6 +14,7 @@ import pytest
 from targets import rows
 from targets.base import get_renderer
 from tests.gpu import gpu_function
+from tests.kt_apart import call_apart
 from tests.kt_builds import kokkos_library
 from translate import ir
 from translate.analysis import analyze
@@ -87,10 +88,8 @@ def test_scratch_rows_run_a_row_per_warp_or_team_with_a_barrier_between_the_loop
     want = _want(u, r0)
     argtypes = [ctypes.c_int] * 3 + [ctypes.c_void_p] * 2
     if HAVE_KOKKOS:
-        fn = kokkos_library(kokkos, tmp_path / "kokkos").kt_smooth
-        fn.argtypes = argtypes
         got = r0.copy(order="F")
-        fn(*shape, u.ctypes.data, got.ctypes.data)
+        call_apart(kokkos_library(kokkos, tmp_path / "kokkos"), "kt_smooth", *shape, u, got)
         np.testing.assert_allclose(got, want, rtol=1e-14)
     fn = gpu_function(cuda, tmp_path / "cuda", "kt_smooth")  # built with nvcc here; run where a GPU is
     fn.argtypes = argtypes

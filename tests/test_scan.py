@@ -17,6 +17,7 @@ import pytest
 from targets.base import get_renderer
 from targets.triton_scan import CARRY_BLOCK, SCAN_TILES
 from tests.gpu import cuda_library, has_gpu
+from tests.kt_apart import call_apart
 from tests.kt_builds import kokkos_library
 from tests.test_targets_cstyle import HAVE_KOKKOS
 from tests.test_targets_triton import F64, b, c, kern, ld, load_module, loop, rng, sc, t, v
@@ -198,11 +199,9 @@ def test_kokkos_parallel_scan_matches_cumsum(tmp_path: Path) -> None:
     k = kern("rec", k.params, (ir.Assign(ld("x", c(0)), ld("y", c(0))), *k.body))
     rendered = get_renderer("kokkos").render(k)
     assert "Kokkos::parallel_scan" in rendered.source
-    f = kokkos_library(rendered, tmp_path).kt_rec
-    f.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p]
     y = rng(10).standard_normal(5000)
     x = np.zeros_like(y)
-    f(len(y), y.ctypes.data, x.ctypes.data)
+    call_apart(kokkos_library(rendered, tmp_path), "kt_rec", len(y), y, x)
     np.testing.assert_allclose(x, np.cumsum(y), rtol=1e-12, atol=1e-12)
 
 

@@ -5,7 +5,6 @@ epilogues checked against the plain path too), Kokkos built and run through the
 
 from __future__ import annotations
 
-import ctypes
 import dataclasses
 import importlib.util
 import os
@@ -26,6 +25,7 @@ pytest.importorskip("triton")
 from targets.base import Rendered, Unsupported, get_renderer  # noqa: E402
 from targets.triton_rows import row_nest  # noqa: E402
 from tests import torch_hand_kernels as th  # noqa: E402
+from tests.kt_apart import call_apart  # noqa: E402
 from tests.kt_builds import project_library  # noqa: E402
 from translate import ir  # noqa: E402
 from translate.partition import DeviceNest, partition  # noqa: E402
@@ -239,24 +239,19 @@ def kokkos_libs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 @pytest.mark.parametrize("name", [n for n in CASES if n not in KOKKOS_UNSUPPORTED])
 def test_kokkos_runs_through_the_shim(name: str, kokkos_libs: dict[str, Path]) -> None:
     case = CASES[name]()
-    lib = ctypes.CDLL(str(kokkos_libs[name]))
     g = torch.Generator().manual_seed(3)
     ins = case.inputs(torch, g, case.sizes)
     want = case.ref(torch, ins)
-    keep, args, types = [], [], []
+    keep, args = [], []
     for p in case.kernel.params:
         if isinstance(p, ir.Array):
             a = (ins[p.name].numpy() if p.name in ins else np.full(tuple(want[p.name].shape), np.nan, np.float32))
             a = np.ascontiguousarray(a, dtype=np.float32)
             keep.append((p.name, a))
-            args.append(ctypes.c_void_p(a.ctypes.data))
-            types.append(ctypes.c_void_p)
+            args.append(a)
         else:
-            args.append(case.sizes[p.name])
-            types.append(ctypes.c_int)
-    fn = getattr(lib, f"kt_{case.kernel.name}")
-    fn.argtypes = types
-    fn(*args)
+            args.append(int(case.sizes[p.name]))
+    call_apart(kokkos_libs[name], f"kt_{case.kernel.name}", *args)
     for pname, a in keep:
         if pname in want:
             np.testing.assert_allclose(a, want[pname].numpy(), atol=case.tol, rtol=case.tol)
