@@ -30,11 +30,7 @@ _REDUCED = (DType.F32, DType.F64, DType.I32, DType.I64)
 
 def team_row_nest(r: KokkosRenderer, nest: DeviceNest) -> bool:
     """Whether ``nest`` runs as one team per row under the renderer's schedule."""
-    # scratch rows (``row_nest(..., scratch=True)``, a team barrier between the inner loops) stay off:
-    # with them a full test run's in-process Kokkos 3.4 Serial kernels went wrong (a heap corruption,
-    # then a later test's daxpy leaving y unchanged); not explained (AddressSanitizer finds nothing in
-    # the scratch-row kernels themselves)
-    if not r.schedule.row_programs or not row_nest(nest, r.kernel):
+    if not r.schedule.row_programs or not row_nest(nest, r.kernel, scratch=True):
         return False
     for lp in inner_loops(nest):
         accs = accumulators(lp)

@@ -1,7 +1,7 @@
 """targets.rows with scratch rows: a parallel nest whose inner loops fill a row of a scratch
 array and read it back at neighbouring elements (NPB MG's resid and psinv) runs one warp
-(CUDA; Kokkos keeps its plain nest for now) per row, with a barrier between the inner loops;
-an inner loop that is not parallel keeps the thread-per-row kernel."""
+(CUDA) or one team (Kokkos) per row, with a barrier between the inner loops; an inner loop
+that is not parallel keeps the thread-per-row kernel."""
 
 from __future__ import annotations
 
@@ -80,7 +80,7 @@ def test_scratch_rows_run_a_row_per_warp_or_team_with_a_barrier_between_the_loop
     assert not rows.row_nest(seg, k)  # Triton's row programs keep the plain nest
     cuda, kokkos = (get_renderer(t).render(k) for t in ("cuda", "kokkos"))
     assert "one warp per (i3, i2)" in cuda.source and cuda.source.count("__syncwarp();") == 1
-    assert "team_barrier" not in kokkos.source  # Kokkos keeps its plain nest (targets/kokkos_rows.py)
+    assert "one team per (i3, i2)" in kokkos.source and kokkos.source.count("team.team_barrier();") == 1
     rng = np.random.default_rng(11)
     shape = (37, 6, 5)  # a row longer than a warp, not a multiple of it
     u = np.asfortranarray(rng.standard_normal(shape))
