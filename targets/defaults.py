@@ -66,6 +66,10 @@ class KokkosDefaults:
     # at most 32, so half its threads at best; a warp along contiguous memory by 8 rows fills
     # blocks of 256. On the host the tile stays Kokkos' own (whole rows of the fastest loop).
     gpu_tile: tuple[int, int] = (32, 8)
+    # a nest of fewer iterations than the device's resident threads divided by this runs tiles of
+    # one row (blocks of one warp): blocks of 8 rows would leave most SMs idle (NPB BT's (j, k)
+    # solver nests: 62 x 62 iterations of a long serial body, 16 blocks of 256 against 124 of 32)
+    small_nest_share: int = 8
 
 
 CUDA = CudaDefaults()

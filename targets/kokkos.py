@@ -232,7 +232,8 @@ class KokkosRenderer(CStyleRenderer):
                     # tiles of block // rows iterations of the fastest loop by rows of the next
                     dims = [str(self.schedule.block // rows), str(rows)] + ["1"] * (len(order) - 2)
                 else:  # the GPU tile of targets.defaults where the default space is a GPU's
-                    dims = ["kt_tile_fast", "kt_tile_next"] + ["kt_tile_rest"] * (len(order) - 2)
+                    buf.line(f"const int kt_rows = kt_tile_rows({' * '.join(['1LL', *trips])});")
+                    dims = ["kt_tile_fast", "kt_rows"] + ["kt_tile_rest"] * (len(order) - 2)
                     self.use("kt_gpu_tile")
                 tile = f", {{{', '.join(dims)}}}"
                 policy = f"Kokkos::MDRangePolicy<{rank}>({{{zeros}}}, {{{', '.join(trips)}}}{tile})"
@@ -477,7 +478,14 @@ class KokkosRenderer(CStyleRenderer):
                 "    Kokkos::HostSpace, Kokkos::DefaultExecutionSpace::memory_space>::accessible;\n"
                 f"constexpr int kt_tile_fast = kt_on_device ? {fast} : 0;\n"
                 f"constexpr int kt_tile_next = kt_on_device ? {nxt} : 0;\n"
-                "constexpr int kt_tile_rest = kt_on_device ? 1 : 0;")
+                "constexpr int kt_tile_rest = kt_on_device ? 1 : 0;\n\n"
+                "// rows per tile of a nest of ``iterations``: a nest too small to give every SM a tile of\n"
+                "// kt_tile_next rows takes one row per tile (more blocks of one warp each)\n"
+                "inline int kt_tile_rows(long long iterations) {\n"
+                "    if (!kt_on_device) return 0;\n"
+                "    const long long resident = Kokkos::DefaultExecutionSpace().concurrency();\n"
+                f"    return iterations * {KOKKOS.small_nest_share} < resident ? 1 : kt_tile_next;\n"
+                "}")
         return "\n\n".join([*parts, *([text] if text else [])])
 
 

@@ -231,7 +231,8 @@ def test_kokkos_tiles_text() -> None:
     assert src.count("{32, 8, 1}") == 2
     default = get_renderer("kokkos").render(hk.axpy3d()).source
     # without block_rows: the GPU tile of targets.defaults on a GPU, Kokkos' own choice on the host
-    assert "({0, 0, 0}, {i_trip, j_trip, k_trip}, {kt_tile_fast, kt_tile_next, kt_tile_rest})" in default
+    assert "({0, 0, 0}, {i_trip, j_trip, k_trip}, {kt_tile_fast, kt_rows, kt_tile_rest})" in default
+    assert "const int kt_rows = kt_tile_rows(1LL * i_trip * j_trip * k_trip);" in default
     assert "constexpr int kt_tile_fast = kt_on_device ? 32 : 0;" in default
     assert "constexpr int kt_tile_next = kt_on_device ? 8 : 0;" in default
     assert "kt_tile_fast" not in get_renderer("kokkos").render(hk.daxpy()).source  # a RangePolicy: no tile
