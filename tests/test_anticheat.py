@@ -504,29 +504,34 @@ def _generated_files() -> list[Path]:
                   if p.suffix in (".cu", ".cpp", ".py"))
 
 
-def _workflow_sizes(example: Path) -> tuple[int, ...]:
-    """Every integer under a ``sizes:`` key of the example's workflows.yaml (all workflows and regions)."""
-    found: set[int] = set()
+def _workflow_sizes() -> dict[Path, tuple[int, ...]]:
+    """By output folder of the repository's example workflows (workflows.yaml, which
+    scripts/run-examples runs): every integer under a ``sizes:`` key of that workflow (its
+    regions' too), the sizes the tool's own gate checks a region's candidate against."""
 
-    def walk(node: object, in_sizes: bool) -> None:
+    def walk(node: object, in_sizes: bool, found: set[int]) -> None:
         if isinstance(node, dict):
             for key, value in node.items():
-                walk(value, in_sizes or key == "sizes")
+                walk(value, in_sizes or key == "sizes", found)
         elif isinstance(node, list):
             for value in node:
-                walk(value, in_sizes)
+                walk(value, in_sizes, found)
         elif in_sizes and isinstance(node, int) and not isinstance(node, bool):
             found.add(node)
 
-    walk(yaml.safe_load((example / "workflows.yaml").read_text()), False)
-    return tuple(sorted(found))
+    out: dict[Path, tuple[int, ...]] = {}
+    for name, workflow in yaml.safe_load((ROOT / "workflows.yaml").read_text())["workflows"].items():
+        found: set[int] = set()
+        walk(workflow, False, found)
+        out[(ROOT / workflow["root"] / workflow.get("output", f"out/{name}")).resolve()] = tuple(sorted(found))
+    return out
 
 
 def _context(path: Path, sizes: dict[Path, tuple[int, ...]], replaces_torch: bool = False) -> CheatContext:
     routine = re.sub(r"_(cuda|kokkos|triton)$", "", path.stem)
     torch_region = (path.parents[1] / "pytorch").is_dir()
     names = (routine, "Model") if torch_region else (routine,)
-    return CheatContext(path.parent.name, names, sizes[path.parents[3]], replaces_torch)
+    return CheatContext(path.parent.name, names, sizes[path.parents[1].resolve()], replaces_torch)
 
 
 GENERATED = _generated_files()
@@ -534,7 +539,7 @@ GENERATED = _generated_files()
 
 @pytest.mark.skipif(not GENERATED, reason="no generated example outputs in this checkout")
 def test_generated_files_pass() -> None:
-    sizes = {example: _workflow_sizes(example) for example in {p.parents[3] for p in GENERATED}}
+    sizes = _workflow_sizes()
     failures = {str(p.relative_to(ROOT)): check(p.read_text(), _context(p, sizes)) for p in GENERATED}
     assert {k: v for k, v in failures.items() if v} == {}
 
@@ -546,11 +551,11 @@ def test_generated_torch_files_flag_only_declared_library_calls() -> None:
     the file's header; an LLM-written kernel may not make them."""
     torch_files = [p for p in GENERATED if (p.parents[1] / "pytorch").is_dir()]
     assert torch_files
-    sizes = {example: _workflow_sizes(example) for example in {p.parents[3] for p in torch_files}}
+    sizes = _workflow_sizes()
     for path in torch_files:
         text = path.read_text()
         library_lines = {i for i, line in enumerate(text.split("\n"), 1)
-                         if re.match(r"\s*(out\.copy_\()?torch\.(matmul|nn\.functional\.conv2d)\(", line)}
+                         if re.match(r"\s*(\w+\.copy_\()?torch\.(matmul|nn\.functional\.conv2d)\(", line)}
         assert not library_lines or "# Library call:" in text
         found = check(text, _context(path, sizes, replaces_torch=True))
         assert {(v.rule, v.line) for v in found} == {("calls-reference", i) for i in library_lines}, (path, found)
