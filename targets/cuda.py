@@ -16,7 +16,16 @@ from targets.base import CodeBuffer, Rendered, register, shim_symbol, with_fortr
 from targets.c_extern import conv_unsupported, cuda_launch_matmul
 from targets.cstyle import CStyleRenderer, cname
 from targets.cstyle_text import PRESENT_DECL
-from targets.cuda_helpers import BUFFER, CHECK, FIT_WIDTH, LOAD2_ORDERED, PAIR_REDUCE, REDUCE, TILE_GRID
+from targets.cuda_helpers import (
+    BUFFER,
+    CHECK,
+    FIT_WIDTH,
+    LOAD2_ORDERED,
+    PAIR_REDUCE,
+    REDUCE,
+    SMALL_NEST,
+    TILE_GRID,
+)
 from targets.cuda_mapping import CudaMapping, Shape, map_segments
 from targets.cuda_matmul import cuda_matmul_source
 from targets.cuda_planes import walk_planes
@@ -173,6 +182,8 @@ class CudaRenderer(CStyleRenderer):
                  "const int g = (trip + block - 1) / block; return (unsigned)(g < cap ? g : cap); }")
         if "kt_fit_width" in self.helpers:
             out.splice(FIT_WIDTH)
+        if "kt_small_nest" in self.helpers:
+            out.splice(SMALL_NEST.replace("SHARE", str(CUDA.small_nest_share)))
         if "kt_tile_grid" in self.helpers:
             out.splice(TILE_GRID)
         if "kt_load2_ordered" in self.helpers:
@@ -376,11 +387,19 @@ class CudaRenderer(CStyleRenderer):
                 rows = rows if len(trips) > 1 and bs % rows == 0 else 1
                 shape: list[int | str] = [bs // rows] + ([rows] if rows > 1 else [])
                 pairs = m.shape is Shape.ROW_PAIRS
+                def small() -> str:
+                    return f"{self.use('kt_small_nest')}({' * '.join(['1LL', *trips])})"
+
                 if len(trips) > 1 and not walk and not pairs and not self.schedule.block_rows and bs % 64 == 0:
                     # the block's width fitted to the fastest loop (1819 iterations in 256-wide
-                    # blocks leave 11% of the lanes idle, in 64 x 4 blocks 2%), the rest in rows
+                    # blocks leave 11% of the lanes idle, in 64 x 4 blocks 2%), the rest in rows;
+                    # one row in a small nest (more blocks)
                     buf.line(f"const int bx = {self.use('kt_fit_width')}({trips[0]}, {bs});")
-                    shape = ["bx", f"{bs} / bx"]
+                    buf.line(f"const int by = {small()} ? 1 : {bs} / bx;")
+                    shape = ["bx", "by"]
+                elif pairs and not self.schedule.block_rows:  # a small nest's pairs in blocks of one warp
+                    buf.line(f"const int bx = {small()} ? 32 : {bs};")
+                    shape = ["bx"]
                 dims = [f"kt_grid({t}, {n})" for t, n in zip(trips, shape + [1] * len(trips), strict=False)]
                 if (points := m.points) > 1:  # every thread its points, no grid-stride
                     dims[0] = f"kt_grid(({trips[0]} + {points - 1}) / {points}, {shape[0]}, INT_MAX)"

@@ -94,6 +94,20 @@ inline int kt_fit_width(int trip, int block) {
     }
 }"""
 
+SMALL_NEST = """// whether a nest of `iterations` is too small to give every multiprocessor a block of 256
+// threads (fewer than 1/8 of the threads the device holds at once): such a nest runs blocks of
+// one warp, spread over more multiprocessors
+inline bool kt_small_nest(long long iterations) {
+    static const long long resident = [] {
+        int dev = 0, sms = 0, per_sm = 0;
+        cudaGetDevice(&dev);
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+        cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, dev);
+        return (long long)sms * per_sm;
+    }();
+    return iterations * SHARE < resident;
+}"""
+
 TILE_GRID = """// a grid of x blocks by `tiles` tiles over y and z (at most 65535 along y): a block's tile is
 // blockIdx.y + gridDim.y * blockIdx.z, and tiles past the last find nothing to do
 inline dim3 kt_tile_grid(unsigned x, unsigned long long tiles) {

@@ -29,6 +29,9 @@ class CudaDefaults:
     # rows each thread walks in a 2-D nest whose reads form a register queue (a 2-D stencil):
     # faster walked than at a point per thread; nests without a queue keep a point
     walk_rows: int = 8
+    # a 2-D or 3-D nest of fewer iterations than the device's resident threads divided by this
+    # runs blocks of one row (row pairs: of one warp), spread over more SMs (``kt_small_nest``)
+    small_nest_share: int = 8
 
 
 @dataclass(frozen=True)

@@ -234,7 +234,10 @@ def test_2d_nests_run_two_neighbouring_rows_per_thread() -> None:
     assert "for (int k_j_first = 2 * blockIdx.y; k_j_first < j_trip; k_j_first += 2 * gridDim.y) {" in src
     assert "const double a_1 = a[i + a_n0 * j_1];" in src and "const double y_1 = y[j_1];" in src
     assert "a[i + a_n0 * j] = a_1 + alpha * x_1 * y_1;" in src
-    assert "const dim3 block(256);" in src and "kt_grid((j_trip + 1) / 2, 1)" in src
+    # blocks of one warp where the nest is too small to give every SM a block of 256 (kt_small_nest)
+    assert "const int bx = kt_small_nest(1LL * i_trip * j_trip) ? 32 : 256;" in src
+    assert "const dim3 block(bx);" in src and "kt_grid(i_trip, bx, INT_MAX), kt_grid((j_trip + 1) / 2, 1)" in src
+    assert "return iterations * 8 < resident;" in src
     for one in (Schedule(row_pairs=False), Schedule(run_length=1)):  # a point per thread, the block fitted
         flat = get_renderer("cuda", one).render(_rank1(), one).source
         assert "k_j_first" not in flat and "kt_fit_width(i_trip, 256)" in flat

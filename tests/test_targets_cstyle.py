@@ -342,7 +342,7 @@ end subroutine
 """
     (k,) = parse_source(src, "t.f90").kernels
     cu = get_renderer("cuda").render(analyze(k)).source
-    assert "const unsigned gy = kt_fill(kt_grid(j_trip, 256 / bx), gx);" in cu and "const dim3 grid(gx, gy);" in cu
+    assert "const unsigned gy = kt_fill(kt_grid(j_trip, by), gx);" in cu and "const dim3 grid(gx, gy);" in cu
 
 
 def test_cuda_reductions_share_one_buffer() -> None:
@@ -380,8 +380,10 @@ def test_cuda_block_width_fits_the_fastest_loop(tmp_path: Path) -> None:
     needs (kt_fit_width, chosen at launch); a schedule's block_rows or a plane walk keeps its shape."""
     point = Schedule(run_length=1)  # a 3-D nest, a thread per point
     src = get_renderer("cuda", point).render(hk.axpy3d(), point).source
-    assert "const int bx = kt_fit_width(i_trip, 256);" in src and "const dim3 block(bx, 256 / bx);" in src
-    assert "kt_grid(i_trip, bx, INT_MAX), kt_grid(j_trip, 256 / bx)" in src
+    assert "const int bx = kt_fit_width(i_trip, 256);" in src and "const dim3 block(bx, by);" in src
+    # rows of the block: one in a nest too small to give every SM a block of 256 (kt_small_nest)
+    assert "const int by = kt_small_nest(1LL * i_trip * j_trip * k_trip) ? 1 : 256 / bx;" in src
+    assert "kt_grid(i_trip, bx, INT_MAX), kt_grid(j_trip, by)" in src
     walked = get_renderer("cuda").render(hk.axpy3d()).source  # the first nest walks planes in 64 x 4
     assert "const dim3 block(64, 4);" in walked and walked.count("= kt_fit_width(") == 1  # the max nest fits
     rows = Schedule(block_rows=8, run_length=1)
