@@ -95,7 +95,7 @@ inline int kt_fit_width(int trip, int block) {
 }"""
 
 SMALL_NEST = """// whether a nest of `iterations` is too small to give every multiprocessor a block of 256
-// threads (fewer than 1/8 of the threads the device holds at once): such a nest runs blocks of
+// threads (fewer than 1/SHARE of the threads the device holds at once): such a nest runs blocks of
 // one warp, spread over more multiprocessors
 inline bool kt_small_nest(long long iterations) {
     static const long long resident = [] {
