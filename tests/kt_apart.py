@@ -2,9 +2,10 @@
 
 The Kokkos libraries the tests build all link one Kokkos runtime: loaded into the pytest process
 side by side, the first initializes it and the others run in it, and a scenario that initializes
-and finalizes it itself leaves it finalized under the rest. Full test runs corrupted memory that
-way at random places. The tool's own validation runs every library in a worker process of its
-own (validation/worker.py); these helpers do the same for the tests.
+and finalizes it itself leaves it finalized under the rest. Full test runs that loaded them so
+failed at random places (a corrupted heap, a kernel leaving its output unchanged). The tool's own
+validation runs every library in a worker process of its own (validation/worker.py); these
+helpers do the same for the tests.
 
 - ``call_apart(lib, symbol, *args)``: one C function called with numpy arrays (passed as
   pointers and written back into the caller's arrays), ints (``int``), floats (``double``) and
