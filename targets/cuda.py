@@ -387,18 +387,18 @@ class CudaRenderer(CStyleRenderer):
                 rows = rows if len(trips) > 1 and bs % rows == 0 else 1
                 shape: list[int | str] = [bs // rows] + ([rows] if rows > 1 else [])
                 pairs = m.shape is Shape.ROW_PAIRS
-                def small() -> str:
-                    return f"{self.use('kt_small_nest')}({' * '.join(['1LL', *trips])})"
-
+                small = f"kt_small_nest({' * '.join(['1LL', *trips])})"  # marked used where written
                 if len(trips) > 1 and not walk and not pairs and not self.schedule.block_rows and bs % 64 == 0:
                     # the block's width fitted to the fastest loop (1819 iterations in 256-wide
                     # blocks leave 11% of the lanes idle, in 64 x 4 blocks 2%), the rest in rows;
                     # one row in a small nest (more blocks)
                     buf.line(f"const int bx = {self.use('kt_fit_width')}({trips[0]}, {bs});")
-                    buf.line(f"const int by = {small()} ? 1 : {bs} / bx;")
+                    buf.line(f"const int by = {small} ? 1 : {bs} / bx;")
+                    self.use("kt_small_nest")
                     shape = ["bx", "by"]
                 elif pairs and not self.schedule.block_rows:  # a small nest's pairs in blocks of one warp
-                    buf.line(f"const int bx = {small()} ? 32 : {bs};")
+                    buf.line(f"const int bx = {small} ? 32 : {bs};")
+                    self.use("kt_small_nest")
                     shape = ["bx"]
                 dims = [f"kt_grid({t}, {n})" for t, n in zip(trips, shape + [1] * len(trips), strict=False)]
                 if (points := m.points) > 1:  # every thread its points, no grid-stride
