@@ -93,6 +93,7 @@ class CStyleRenderer(Renderer):
         self.host_decls: set[str] = set()  # weak declarations of the routines host calls name
         self.rename: dict[str, str] = {}
         self._declare: set[str] = set()
+        self.chip_rows: dict[str, tuple[ir.Array, ...]] = {}  # by row nest: scratch rows on chip
 
     # ------------------------------------------------------------ declarations
 
@@ -487,8 +488,10 @@ class CStyleRenderer(Renderer):
         return at
 
     def local_arrays(self) -> list[ir.Array]:
-        """``Kernel.locals`` arrays (intermediates of a PyTorch forward): every target allocates them."""
-        return [d for d in self.kernel.locals if isinstance(d, ir.Array)]
+        """``Kernel.locals`` arrays (intermediates of a PyTorch forward): every target allocates
+        them, but for the scratch rows its row kernels keep on chip (``targets.row_scratch``)."""
+        chip = {a.name for arrays in self.chip_rows.values() for a in arrays}
+        return [d for d in self.kernel.locals if isinstance(d, ir.Array) and d.name not in chip]
 
     # ------------------------------------------------------------ device bodies
 

@@ -39,6 +39,7 @@ from targets.cuda_scan import INCLUDES, helper_text, launch_scan, scan_functor
 from targets.cuda_split import launch_split, split_kernel
 from targets.defaults import CUDA
 from targets.kokkos import abi_params, shim_shapes
+from targets.row_scratch import on_chip
 from translate import ir
 from translate.ir import DType
 from translate.irquery import scalar_writes
@@ -113,6 +114,9 @@ class CudaRenderer(CStyleRenderer):
         scans: list[ir.Loop] = []
         devices = device_segments(segs)
         self.mappings = map_segments(self, devices)
+        chip = on_chip(scheduled, segs, lambda n: self.mappings[n.name].shape is Shape.ROWS)
+        self.kernel, segs, self.chip_rows = chip.kernel, chip.segments, chip.rows
+        devices = device_segments(segs)
         for seg in devices:
             kernels.blank()
             m = self.mappings[seg.name]

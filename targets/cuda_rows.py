@@ -14,10 +14,12 @@ keep the thread-per-row kernel."""
 
 from __future__ import annotations
 
+from math import prod
 from typing import TYPE_CHECKING
 
 from targets.base import CodeBuffer
 from targets.cstyle import cname
+from targets.row_scratch import row_size
 from targets.rows import (
     accumulators,
     arg_update,
@@ -42,6 +44,7 @@ __device__ T kt_warp_allreduce(T v, Op op) {
     return v;
 }"""
 
+SHARED_BYTES = 48 * 1024  # static shared memory of a block, without opting in to more
 _SHUFFLED = (DType.F32, DType.F64, DType.I32, DType.I64)
 _OPS = {"add": "KtSum", "max": "KtMax", "min": "KtMin"}
 
@@ -62,6 +65,14 @@ def has_reductions(nest: DeviceNest) -> bool:
     return any(accumulators(lp) for lp in inner_loops(nest))
 
 
+def warps_per_block(r: CudaRenderer, nest: DeviceNest) -> int:
+    """Rows a block runs at once: the schedule's block size, fewer where the warps' scratch rows
+    on chip would pass the 48 KiB of static shared memory a block may hold."""
+    per = r.block_size() // 32
+    row = sum(row_size(a) for a in r.chip_rows.get(nest.name, ()))
+    return max(1, min(per, SHARED_BYTES // row)) if row else per
+
+
 def row_kernel(r: CudaRenderer, buf: CodeBuffer, nest: DeviceNest) -> None:
     """The ``__global__`` kernel: a grid-stride loop over rows, one warp each."""
     params = [f"const {r.ctype(r.dtype_of(s))} {r.var(s)}" for s in nest.scalars_in]
@@ -72,6 +83,16 @@ def row_kernel(r: CudaRenderer, buf: CodeBuffer, nest: DeviceNest) -> None:
     buf.line("// stride the inner loops along the contiguous dimension; reductions through warp shuffles")
     with buf.block(r.signature(f"__global__ void {nest.name}", params)):
         buf.lines(r.extents(nest.arrays))
+        chip = r.chip_rows.get(nest.name, ())
+        if chip:
+            names = ", ".join(a.name for a in chip)
+            buf.line(f"// {names}: the warp's scratch rows (one row's copy each), in shared memory")
+            buf.lines(r.extents(a.name for a in chip))
+            warps = warps_per_block(r, nest)
+            for a in chip:
+                n = cname(a.name)
+                buf.line(f"__shared__ {r.ctype(a.dtype)} {n}_rows[{warps}][{prod(int(e.value) for e in a.shape)}];")
+                buf.line(f"{r.ctype(a.dtype)}* const {n} = {n}_rows[threadIdx.x / 32];")
         for lp in nest.loops:
             if not r.direct(lp):
                 buf.line(f"const int {r.var(lp.var)}_lo = {r.expr(lp.start)};")
@@ -98,6 +119,8 @@ def row_kernel(r: CudaRenderer, buf: CodeBuffer, nest: DeviceNest) -> None:
                         r.stmt(buf, s)
                 else:
                     r.stmt(buf, s)
+            if chip:
+                buf.line("__syncwarp();  // the warp's next row refills its scratch rows")
 
 
 def _row_loop(r: CudaRenderer, buf: CodeBuffer, lp: ir.Loop) -> None:
@@ -144,7 +167,7 @@ def _identity(r: CudaRenderer, name: str, op: str) -> str:
 
 def launch_row(r: CudaRenderer, buf: CodeBuffer, nest: DeviceNest) -> None:
     """The launch: ``block_size / 32`` rows per block, a grid-stride loop for the rest."""
-    bs = r.block_size()
+    per = warps_per_block(r, nest)
     with buf.block("", opener="{"):
         buf.line(f"// {nest.name} ({r.where(nest.line)}): one warp per row")
         trips = [f"{r.var(lp.var)}_trip" for lp in nest.loops]
@@ -152,9 +175,8 @@ def launch_row(r: CudaRenderer, buf: CodeBuffer, nest: DeviceNest) -> None:
             buf.line(f"const int {t} = {r.trip(lp)};")
         with buf.block(f"if ({' && '.join(f'{t} > 0' for t in trips)})"):
             rows = " * ".join(f"(long long){t}" for t in trips)
-            per = bs // 32
             buf.line(f"const long long blocks = ({rows} + {per - 1}) / {per};")
             buf.line(f"const dim3 grid((unsigned)(blocks < {r.MAX_GRID} ? blocks : {r.MAX_GRID}));")
             args = [r.var(s) for s in nest.scalars_in] + trips + [cname(a) for a in nest.arrays]
-            buf.line(f"{nest.name}<<<grid, {bs}, 0, stream>>>({', '.join(args)});")
+            buf.line(f"{nest.name}<<<grid, {per * 32}, 0, stream>>>({', '.join(args)});")
             buf.line("KT_CUDA_CHECK(cudaGetLastError());")

@@ -16,6 +16,7 @@ from targets.cstyle import CStyleRenderer, cname
 from targets.cstyle_text import PRESENT_DECL
 from targets.defaults import KOKKOS
 from targets.kokkos_rows import team_function, team_row_nest
+from targets.row_scratch import on_chip
 from translate import ir, scan
 from translate.forward import forwarded
 from translate.ir import DType
@@ -100,6 +101,8 @@ class KokkosRenderer(CStyleRenderer):
         scheduled, segs = self.segments(kernel, schedule)
         self.begin(scheduled)
         self.current: tuple[ir.Stmt, ...] = ()
+        chip = on_chip(scheduled, segs, lambda n: team_row_nest(self, n))
+        self.kernel, segs, self.chip_rows = chip.kernel, chip.segments, chip.rows
         name = kernel.name.lower()
         ns = f"kt_{name}_detail"
         api = f"{name}_kokkos"

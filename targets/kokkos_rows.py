@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from targets.base import CodeBuffer
+from targets.cstyle import cname
 from targets.rows import accumulators, arg_update, inner_loops, loop_chain, needs_barrier, row_nest
 from translate import ir
 from translate.ir import DType
@@ -51,8 +52,21 @@ def team_function(r: KokkosRenderer, buf: CodeBuffer, nest: DeviceNest) -> None:
         buf.lines(r.chain_bounds_lines(nest.loops))
         rows = " * ".join(f"{r.var(lp.var)}_trip" for lp in nest.loops)
         buf.line("using member_type = Kokkos::TeamPolicy<>::member_type;")
-        buf.line(f'Kokkos::parallel_for("{nest.name}", Kokkos::TeamPolicy<>({rows}, Kokkos::AUTO),')
+        chip = r.chip_rows.get(nest.name, ())
+        policy = f"Kokkos::TeamPolicy<>({rows}, Kokkos::AUTO)"
+        if chip:
+            names = ", ".join(a.name for a in chip)
+            buf.line(f"// {names}: the team's scratch rows (one row's copy each), in team scratch memory")
+            for a in chip:
+                layout = "Kokkos::LayoutLeft" if a.layout is ir.Layout.LEFT else "Kokkos::LayoutRight"
+                buf.line(f"using {cname(a.name)}_row = Kokkos::View<{r.element_type(a.dtype)}{'*' * a.rank}, {layout}, "
+                         "Kokkos::DefaultExecutionSpace::scratch_memory_space, Kokkos::MemoryUnmanaged>;")
+            size = " + ".join(f"{cname(a.name)}_row::shmem_size({_extents(r, a)})" for a in chip)
+            policy += f".set_scratch_size(0, Kokkos::PerTeam({size}))"
+        buf.line(f'Kokkos::parallel_for("{nest.name}", {policy},')
         with buf.indent(), buf.block("KOKKOS_LAMBDA(const member_type& team)", closer="});"):
+            for a in chip:
+                buf.line(f"{cname(a.name)}_row {cname(a.name)}(team.team_scratch(0), {_extents(r, a)});")
             buf.line("const int row = team.league_rank();")
             buf.lines(r.index_lines(nest.loops, "row", "int"))
             inner_local = {c.var for lp in inner_loops(nest) for c in loop_chain(lp)}
@@ -74,6 +88,12 @@ def team_function(r: KokkosRenderer, buf: CodeBuffer, nest: DeviceNest) -> None:
                         r.stmt(buf, s)
                 else:
                     r.stmt(buf, s)
+            if chip:
+                buf.line("team.team_barrier();  // the team's next row refills its scratch rows")
+
+
+def _extents(r: KokkosRenderer, a: ir.Array) -> str:
+    return ", ".join(r.expr(e) for e in a.shape)
 
 
 def _team_loop(r: KokkosRenderer, buf: CodeBuffer, lp: ir.Loop, temps: list[str]) -> None:

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from targets.triton_expr import fold
 from translate import ir
 from translate.irquery import first_best_condition, scalar_reads
+from translate.loopfacts import index_temps
 from translate.partition import DeviceNest
 
 COMBINE_OPS = ("add", "max", "min")
@@ -134,7 +135,8 @@ def _inner_ok(kernel: ir.Kernel, lp: ir.Loop, body: tuple[ir.Stmt, ...]) -> bool
     inner = chain[-1]
     j = names[-1]
     used = False
-    for array, index in _accesses(inner):
+    temps = index_temps(inner.body, j)
+    for array, index in _accesses(ir.substitute(inner, temps)):
         if not index:
             continue
         pos = _contiguous_pos(kernel, array) % len(index)
@@ -159,7 +161,7 @@ def _inner_ok(kernel: ir.Kernel, lp: ir.Loop, body: tuple[ir.Stmt, ...]) -> bool
         if not isinstance(s, ir.Assign):
             return False
         if isinstance(s.target, ir.Load):
-            reads = set().union(*(scalar_reads(e) for e in s.target.index)) if s.target.index else set()
+            reads = set().union(*(scalar_reads(ir.substitute(e, temps)) for e in s.target.index))
             if not set(names) <= reads:  # every lane stores its own element
                 return False
             continue
@@ -183,14 +185,31 @@ def _inner_ok(kernel: ir.Kernel, lp: ir.Loop, body: tuple[ir.Stmt, ...]) -> bool
         if (reads - own) & reductions:
             return False
     outside = [s for s in body if s is not lp]
-    return not any(assigned & scalar_reads(s) for s in outside)
+    return not any((assigned & scalar_reads(s)) - _set_first(s) for s in outside)
+
+
+def _set_first(st: ir.Stmt) -> set[str]:
+    """The scalars an inner loop sets in each iteration before it reads them (temporaries of its
+    own that share a name with another loop's: NPB MG's rprj3 sets ``i1`` in both)."""
+    if not isinstance(st, ir.Loop):
+        return set()
+    chain = loop_chain(st)
+    bounds = set().union(*(scalar_reads(e) for c in chain for e in (c.start, c.stop, c.step)))
+    out: set[str] = set()
+    read: set[str] = set()
+    for s in chain[-1].body:
+        if isinstance(s, ir.Assign) and isinstance(s.target, ir.Var) and s.target.name not in read:
+            if s.target.name not in scalar_reads(s.value):
+                out.add(s.target.name)
+        read |= scalar_reads(s)
+    return out - bounds
 
 
 def row_nest(nest: DeviceNest, kernel: ir.Kernel, scratch: bool = False) -> bool:
     """Whether ``nest`` is a row computation the row program renders (module docstring). With
     ``scratch`` (a target that puts a barrier between the inner loops: ``needs_barrier``), an
     array may also be written and read in the inner loops where every access stays in the row's
-    own elements (``_row_owned``: NPB MG's scratch rows u1/u2 and psinv's u)."""
+    own elements (``row_owned``: NPB MG's scratch rows u1/u2 and psinv's u)."""
     if nest.reductions:
         return False
     if not inner_loops(nest):
@@ -201,11 +220,11 @@ def row_nest(nest: DeviceNest, kernel: ir.Kernel, scratch: bool = False) -> bool
                 return False
         elif not isinstance(s, ir.Assign):
             return False
-    return all(_one_element(nest, a) or (scratch and _row_owned(nest, kernel, a)) for a in _written_and_read(nest))
+    return all(_one_element(nest, a) or (scratch and row_owned(nest, kernel, a)) for a in _written_and_read(nest))
 
 
 def needs_barrier(nest: DeviceNest) -> bool:
-    """Whether the inner loops of a row nest share arrays (``_row_owned``): each must then finish
+    """Whether the inner loops of a row nest share arrays (``row_owned``): each must then finish
     before the next starts (a lane reads elements other lanes wrote)."""
     return any(not _one_element(nest, a) for a in _written_and_read(nest))
 
@@ -225,7 +244,7 @@ def _written_and_read(nest: DeviceNest) -> set[str]:
     return written & read
 
 
-def _row_owned(nest: DeviceNest, kernel: ir.Kernel, array: str) -> bool:
+def row_owned(nest: DeviceNest, kernel: ir.Kernel, array: str) -> bool:
     """Whether the lanes of a row may share ``array`` with a barrier between the inner loops: it
     is touched only inside inner loops, each of them parallel by the analysis (no two of its
     iterations meet in it), and the nest's own loops are parallel, so no two rows meet in it

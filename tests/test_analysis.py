@@ -200,3 +200,21 @@ def test_descending_induction_and_offset_product_stay_parallel() -> None:
     (store,) = down.body
     env = {"kp": 40, "n": 10, "inc": 3}
     assert [ir.evaluate(store.target.index[0], {**env, "i": i}) for i in (9, 8, 5)] == [39, 36, 27]
+
+
+def test_a_scalar_set_from_the_loop_variable_stands_for_its_value_in_the_indices() -> None:
+    # NPB MG's rprj3 writes x1(i1 - 1) with i1 = 2*j1 - d1: distinct elements; a scalar set
+    # twice, set from an element, or read before it is set proves nothing
+    body = {"strided": "    i = 2*j - d\n    x(i - 1) = y(j)\n",
+            "twice": "    i = 2*j - d\n    i = i / 2\n    x(i) = y(j)\n",
+            "element": "    i = k(j)\n    x(i) = y(j)\n",
+            "read first": "    x(i) = y(j)\n    i = 2*j\n",
+            "not injective": "    i = mod(j, 2) + 1\n    x(i) = y(j)\n"}
+    kinds = {}
+    for case, text in body.items():
+        src = ("subroutine st(n, d, k, x, y)\n  integer n, d, k(n)\n  real(8) x(2*n), y(n)\n  integer i, j\n"
+               f"  do j = 1, n\n{text}  end do\nend\n")
+        (lp,) = loops(analyze(parse_source(src, "st.f90", fixed_form=False).kernels[0]))
+        kinds[case] = lp.kind
+    assert kinds == {"strided": LoopKind.PARALLEL, "twice": LoopKind.SERIAL, "element": LoopKind.SERIAL,
+                     "read first": LoopKind.SERIAL, "not injective": LoopKind.SERIAL}

@@ -30,11 +30,13 @@ from translate.loopfacts import (
     dtype_of,
     exposed_reads,
     first_access,
+    index_temps,
     loop_trip,
     loop_vars_in,
     names_read,
     reduction_op,
     scratch_arrays,
+    with_temps,
 )
 from translate.reroll import reroll
 from translate.simplify import add, linearize, mul, simplify, sub
@@ -473,7 +475,8 @@ class _Ctx:
         # each distinct access once, in the order first met (a block's element is read many times)
         reads: dict[str, dict[tuple[Expr, ...], None]] = {}
         writes: dict[str, dict[tuple[Expr, ...], None]] = {}
-        for s in loop.body:
+        # a scalar set once from the loop variable stands in the indices for its value (i1 = 2*j1 - d1)
+        for s in with_temps(loop.body, index_temps(loop.body, loop.var)):
             for n in ir.walk(s):
                 if isinstance(n, ir.Assign):
                     # every read counts, also into a scalar (t = x(i) feeds x(j) = t): a loop that

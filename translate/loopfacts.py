@@ -280,3 +280,40 @@ def directive_clauses(directive: str) -> tuple[list[tuple[str, str]], list[str]]
     for names in re.findall(r"\b(?:private|lastprivate|firstprivate)\s*\(([^)]*)\)", directive):
         priv += [n.strip() for n in names.split(",") if n.strip()]
     return reds, priv
+
+
+def index_temps(body: tuple[ir.Stmt, ...], loop_var: str) -> dict[str, Expr]:
+    """Scalars a loop body sets once, before it reads them, from the loop variable and what the
+    body leaves alone, reading no array element (``i1 = 2*j1 - d1``, NPB MG's rprj3): in the
+    statements after, they stand for their values."""
+    counts: dict[str, int] = {}
+    for s in body:
+        for n in ir.walk(s):
+            if isinstance(n, ir.Assign) and isinstance(n.target, Var):
+                counts[n.target.name] = counts.get(n.target.name, 0) + 1
+    fixed = set(counts) | loop_vars_in(body)
+    out: dict[str, Expr] = {}
+    read: set[str] = set()
+    for s in body:
+        if (isinstance(s, ir.Assign) and isinstance(s.target, Var) and counts[s.target.name] == 1
+                and s.target.name not in read and not any(isinstance(n, Load) for n in ir.walk(s.value))
+                and not (names_read(s.value) - {loop_var}) & fixed):
+            out[s.target.name] = ir.substitute(s.value, out)  # type: ignore[assignment]
+        if isinstance(s, ir.Assign):
+            read |= names_read(s.value).union(*(names_read(i) for i in getattr(s.target, "index", ())))
+        else:
+            read |= names_read(s)
+    return out
+
+
+def with_temps(body: tuple[ir.Stmt, ...], temps: dict[str, Expr]) -> tuple[ir.Stmt, ...]:
+    """``body`` with the reads of ``index_temps`` replaced by their values (their assignments kept)."""
+    if not temps:
+        return body
+    out: list[ir.Stmt] = []
+    for s in body:
+        if isinstance(s, ir.Assign) and isinstance(s.target, Var) and s.target.name in temps:
+            out.append(s)
+        else:
+            out.append(ir.substitute(s, temps))  # type: ignore[arg-type]
+    return tuple(out)
