@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from translate import contraction, interchange, ir, scan
+from translate.distribute import distribute
 
 
 @dataclass(frozen=True)
@@ -86,6 +87,9 @@ class Schedule:
     # a linear recurrence x(i) = a(i) * x(i - 1) + b(i) runs as a parallel scan where the target
     # has one (translate.scan; Triton, CUDA), not on one thread
     scan: bool = True
+    # an outermost parallel loop whose body is parallel loops runs as one nest per inner loop
+    # (translate.distribute; NPB MG's boundary exchange: a thread per point, not per plane)
+    distribute: bool = True
 
     def describe(self) -> str:
         return ["as analysed", "outermost loop parallel only", "serial on the device"][self.level]
@@ -107,7 +111,8 @@ class Schedule:
                 + ("" if self.register_queues is None
                    else ", register queues" if self.register_queues else ", no register queues")
                 + ("" if self.contraction else ", products as loops")
-                + ("" if self.scan else ", recurrences on one thread"))
+                + ("" if self.scan else ", recurrences on one thread")
+                + ("" if self.distribute else ", inner loops in one nest"))
 
 
 MAX_LEVEL = 2
@@ -118,9 +123,9 @@ MAX_LEVEL = 2
 
 def apply_schedule(kernel: ir.Kernel, schedule: Schedule) -> ir.Kernel:
     """Matrix products as matmuls (``Schedule.contraction``), swappable loops
-    interchanged (``Schedule.interchange``), then level 0: unchanged;
-    level 1: in each parallel nest only the outermost parallel loop stays parallel;
-    level 2: every loop serial."""
+    interchanged (``Schedule.interchange``), then level 0: parallel loops over parallel loops
+    distributed (``Schedule.distribute``); level 1: in each parallel nest only the outermost
+    parallel loop stays parallel; level 2: every loop serial."""
     if schedule.level > MAX_LEVEL:
         raise ValueError(f"schedule level {schedule.level} > {MAX_LEVEL}")
     if schedule.contraction:
@@ -131,7 +136,7 @@ def apply_schedule(kernel: ir.Kernel, schedule: Schedule) -> ir.Kernel:
     if schedule.interchange and any(isinstance(n, ir.Loop) and n.swappable for s in kernel.body for n in ir.walk(s)):
         kernel = replace(kernel, body=interchange.apply(kernel.body))
     if schedule.level <= 0:
-        return kernel
+        return distribute(kernel) if schedule.distribute else kernel
     body = tuple(_reschedule(s, schedule.level, inside=False) for s in kernel.body)
     return replace(kernel, body=body)
 
