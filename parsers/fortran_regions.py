@@ -3,7 +3,11 @@
 In every routine of the program (the main program, subroutines, functions), each outermost DO
 loop whose body calls a translated routine becomes a data region: ``call kt_data_begin()``
 before it, ``call kt_data_end()`` after it (the ``kt_data`` runtime,
-:mod:`targets.data_runtime`; regions nest, the outermost one open is the one that counts).
+:mod:`targets.data_runtime`; regions nest, the outermost one open is the one that counts). In a
+main program with two or more statements calling translations, one region runs instead from the
+first of them to the last (the host code between gets its updates as inside a loop), so the
+arrays stay on the device between the calls too; where that span cannot be one (the reasons
+below), the loops get theirs.
 Inside, the arrays passed to translations (and the module, COMMON and program variables the
 translations take) are *mapped*; host code that reads a mapped array gets
 ``call kt_update_host(a)`` before it, host code that may write one ``call kt_update_device(a)``
@@ -178,7 +182,17 @@ def place_regions(path: Path, root: Path, text: str, plan: RegionPlan, fixed: bo
             continue
         mapped = plan.mapped_in(name)
         mine: list[Edit] = []
-        for loop, after in _outermost_loops(body, plan):
+        span = _program_span(unit, body, plan)
+        if span is not None:
+            where = f.where(_first(span.children))
+            try:
+                mine += _region(span.children, None, plan, mapped) + _updates_in(span, plan, name, mapped)
+                out.regions.append(where)
+            except NoRegion as why:
+                out.refused.append(f"{where}: no data region from the program's first call of a translation "
+                                   f"to its last: {why}")
+                span = None
+        for loop, after in [] if span is not None else _outermost_loops(body, plan):
             where = f.where(_first(loop))
             try:
                 new = _region(loop, after, plan, mapped)
@@ -205,6 +219,33 @@ def place_regions(path: Path, root: Path, text: str, plan: RegionPlan, fixed: bo
         lines[first - 1:last] = [line for s in stmts for line in format_statement(s, f.fixed, indent)]
     out.text = "\n".join(lines) + "\n"
     return out
+
+
+class _Span:
+    """Statements of a main program in a row, as one node (``children``)."""
+
+    def __init__(self, stmts: list[object]) -> None:
+        self.children = stmts
+
+
+def _program_span(unit: object, body: object | None, plan: RegionPlan) -> _Span | None:
+    """A main program's statements from its first that calls a translation (or a routine a region
+    stays open through) to its last, where two or more do: one region over them keeps the arrays
+    on the device between the calls, not only inside each loop (NPB MG's timed section: a
+    residual, a norm, the iteration loop and a norm). None where fewer do, or a jump from the rest
+    of the program lands inside."""
+    if not isinstance(unit, F.Main_Program) or body is None:
+        return None
+    kids = [c for c in body.children if c is not None and not isinstance(c, (str, F.Comment))]  # type: ignore[attr-defined]
+    busy = [k for k, c in enumerate(kids) if plan.busy(c)]
+    if len(busy) < 2:
+        return None
+    stmts = kids[busy[0]:busy[-1] + 1]
+    inside = {str(c.item.label) for c in walk(stmts) if getattr(getattr(c, "item", None), "label", None)}
+    rest = kids[:busy[0]] + kids[busy[-1] + 1:]
+    if inside & {str(label) for stmt in walk(rest, LEAVES) for label in walk(stmt, F.Label)}:
+        return None
+    return _Span(stmts)
 
 
 def _host_units(tree: object) -> list[object]:
@@ -266,7 +307,7 @@ def _region(loop: object, after: object | None, plan: RegionPlan, mapped: set[st
     if targets and isinstance(after, F.Continue_Stmt) and targets == {str(after.item.label)}:
         last = after.item.span[1]
     elif targets or ends:
-        raise NoRegion("the loop can leave early (GO TO, RETURN or STOP)")
+        raise NoRegion("it can leave early (GO TO, RETURN or STOP)")
     for call in walk(loop, CALLS):
         callee = str(call.items[0]).lower()
         for k, arg in enumerate(actual_arguments(call)):
@@ -434,7 +475,7 @@ def _touch(stmt: object, plan: RegionPlan, mapped: set[str]) -> tuple[set[str], 
     names = _names_outside(stmt, plan)
     reached = _host_reach(names, plan) & mapped  # host code of the program reaching no translation
     touched = (names & mapped) | reached
-    if isinstance(stmt, HEADERS):
+    if isinstance(stmt, (*HEADERS, F.Print_Stmt)):  # a condition or an output list is only read
         return touched, set(reached)
     if isinstance(stmt, F.Assignment_Stmt):
         return touched, reached | ({str(n).lower() for n in walk(stmt.items[0], F.Name)} & mapped)
@@ -465,7 +506,7 @@ def _suspended_around(stmt: object) -> list[Edit]:
 
 def _parent_construct(stmt: object, scope: object) -> object:
     """The construct ``stmt`` opens."""
-    for c in walk(scope):
+    for c in walk(scope.children if isinstance(scope, _Span) else scope):
         kids = [k for k in getattr(c, "children", None) or () if not isinstance(k, F.Comment)]
         if getattr(c, "item", None) is None and kids and kids[0] is stmt:
             return c

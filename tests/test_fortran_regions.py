@@ -222,3 +222,44 @@ def test_setting_one_element_on_the_host_copies_only_that_element(tmp_path: Path
         else:
             assert "kt_update_device_part" not in text
             assert "call kt_update_host_range(b, " in text and "call kt_update_device_range(b, " in text
+
+
+SEQUENCE = """\
+program p
+  use k
+  implicit none
+  integer, parameter :: n = 10
+  double precision :: a(n), b(n), s
+  integer :: it
+  a = 1.0d0
+  b = 2.0d0
+  s = 0.5d0
+  call step(n, a, b, s)
+  print *, a(1)
+  do it = 1, 5
+    call step(n, a, b, s)
+  end do
+  call step(n, a, b, s)
+  print *, b(1)
+end program p
+"""
+
+
+def test_a_main_program_calling_translations_in_a_row_keeps_one_region_from_the_first_to_the_last(
+        tmp_path: Path) -> None:
+    placed = _place(tmp_path, SEQUENCE)
+    assert placed.regions == ["p.f90:10"] and not placed.refused
+    text = placed.text
+    assert "  s = 0.5d0\n  call kt_data_begin()\n  call step(n, a, b, s)\n" in text
+    assert "  call step(n, a, b, s)\n  call kt_data_end()\n  print *, b(1)\n" in text
+    # the host code between the calls reads a from the device's copy; the loop opens no region of its own
+    assert "  call kt_update_host(a)\n  print *, a(1)\n  do it = 1, 5\n" in text
+    assert text.count("kt_data_begin") == 1 and placed.updates == 1
+    # a mapped array allocated between the calls: the span cannot be a region, the loop still is
+    alloc = (SEQUENCE.replace("double precision :: a(n), b(n), s", "double precision :: a(n), s\n"
+                              "  double precision, allocatable :: b(:)")
+             .replace("  print *, a(1)\n", "  print *, a(1)\n  deallocate(b)\n  allocate(b(n))\n  b = 2.0d0\n")
+             .replace("  b = 2.0d0\n  s = 0.5d0\n", "  allocate(b(n))\n  b = 2.0d0\n  s = 0.5d0\n"))
+    fallback = _place(tmp_path, alloc)
+    assert fallback.regions == ["p.f90:17"] and "allocated or deallocated" in fallback.refused[0]
+    assert "  call kt_data_begin()\n  do it = 1, 5\n" in fallback.text
