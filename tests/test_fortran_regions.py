@@ -263,3 +263,11 @@ def test_a_main_program_calling_translations_in_a_row_keeps_one_region_from_the_
     fallback = _place(tmp_path, alloc)
     assert fallback.regions == ["p.f90:17"] and "allocated or deallocated" in fallback.refused[0]
     assert "  call kt_data_begin()\n  do it = 1, 5\n" in fallback.text
+
+
+def test_an_element_passed_where_a_translation_takes_a_scalar_is_read_from_the_device_first(tmp_path: Path) -> None:
+    """NPB MG: ``setup`` (translated) sets ``m1`` on the device; ``call rprj3(r, m1(k), ...)`` reads
+    ``m1(k)`` on the host as a scalar argument, so the host copy is brought up to date first."""
+    placed = _place(tmp_path, SEQUENCE.replace("  call step(n, a, b, s)\n  print *, b(1)\n",
+                                               "  call step(n, a, b, b(2))\n  print *, b(1)\n"))
+    assert "  call kt_update_host(b)\n  call step(n, a, b, b(2))\n  call kt_data_end()\n" in placed.text
