@@ -224,16 +224,7 @@ def test_setting_one_element_on_the_host_copies_only_that_element(tmp_path: Path
             assert "call kt_update_host_range(b, " in text and "call kt_update_device_range(b, " in text
 
 
-SEQUENCE = """\
-program p
-  use k
-  implicit none
-  integer, parameter :: n = 10
-  double precision :: a(n), b(n), s
-  integer :: it
-  a = 1.0d0
-  b = 2.0d0
-  s = 0.5d0
+SEQUENCE = MAIN[:MAIN.index("  do it = 1, 5\n")] + """\
   call step(n, a, b, s)
   print *, a(1)
   do it = 1, 5
