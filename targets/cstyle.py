@@ -488,8 +488,7 @@ class CStyleRenderer(Renderer):
         return at
 
     def local_arrays(self) -> list[ir.Array]:
-        """``Kernel.locals`` arrays (intermediates of a PyTorch forward): every target allocates
-        them, but for the scratch rows its row kernels keep on chip (``targets.row_scratch``)."""
+        """``Kernel.locals`` arrays, which targets allocate, but for rows kept on chip (targets.row_scratch)."""
         chip = {a.name for arrays in self.chip_rows.values() for a in arrays}
         return [d for d in self.kernel.locals if isinstance(d, ir.Array) and d.name not in chip]
 
