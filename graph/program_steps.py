@@ -179,7 +179,10 @@ def _place_regions(wf: Workflow, parsed: dict[Path, tuple[SourceFile, object]], 
     out: dict[str, Any] = {"regions": [], "updates": 0, "through": [], "refused": []}
     if not translated:
         return out
-    plan = plan_regions(facts, translated, globals_)
+    written = {n: frozenset(k for k, p in enumerate(p for p in kern.params if not p.binding)
+                            if isinstance(p, ir.Scalar) and p.intent is not ir.Intent.IN)
+               for n, kern in kernels.items()}
+    plan = plan_regions(facts, translated, globals_, written)
     for f, (source, tree) in parsed.items():
         text = texts.get(f)
         try:  # a migrated file is read again; one left as it was keeps its tree

@@ -69,13 +69,15 @@ class RegionPlan:
     """The program-wide facts region placement works from: the translated routines, the
     transparent ones (each with the positions of its array dummies), every array name a
     translation or a transparent routine is passed anywhere (and the globals translations take),
-    and the routines calling translations that are not transparent, with why."""
+    the routines calling translations that are not transparent, with why, and the positions of
+    the scalar dummies each translation may write."""
 
     facts: ProcedureFacts
     translated: Translated
     transparent: Translated
     mapped: frozenset[str]
     opaque: Mapping[str, str]
+    scalars_out: Translated = field(default_factory=dict)
 
     @cached_property
     def passes(self) -> Translated:
@@ -99,8 +101,10 @@ class RegionPlan:
         return out
 
 
-def plan_regions(facts: ProcedureFacts, translated: Translated, globals_: Iterable[str]) -> RegionPlan:
-    """Which routines are transparent (the largest set where each one is safe given the rest)."""
+def plan_regions(facts: ProcedureFacts, translated: Translated, globals_: Iterable[str],
+                 scalars_out: Translated | None = None) -> RegionPlan:
+    """Which routines are transparent (the largest set where each one is safe given the rest).
+    ``scalars_out``: the positions of the scalar dummies each translation may write."""
     opaque: dict[str, str] = {}
     candidates = [n for n, r in facts.routines.items() if r.kind == "subroutine" and n not in translated
                   and facts.reach(n)[1] & translated.keys()]
@@ -113,7 +117,7 @@ def plan_regions(facts: ProcedureFacts, translated: Translated, globals_: Iterab
         transparent = {n: frozenset(k for k, d in enumerate(facts.routines[n].dummies)
                                     if facts.routines[n].arrays.get(d)) for n in candidates if n not in opaque}
         plan = RegionPlan(facts, translated, transparent, _mapped(facts, {**translated, **transparent}, globals_),
-                          opaque)
+                          opaque, scalars_out or {})
         found = {n: why for n in transparent if (why := _opaque(plan, n))}
         if not found:
             return plan
@@ -186,7 +190,8 @@ def place_regions(path: Path, root: Path, text: str, plan: RegionPlan, fixed: bo
         if span is not None:
             where = f.where(_first(span.children))
             try:
-                mine += _region(span.children, None, plan, mapped) + _updates_in(span, plan, name, mapped)
+                begin, end = _region(span.children, None, plan, mapped)  # the last call's updates go before the end
+                mine += [begin, *_updates_in(span, plan, name, mapped), end]
                 out.regions.append(where)
             except NoRegion as why:
                 out.refused.append(f"{where}: no data region from the program's first call of a translation "
@@ -413,6 +418,9 @@ def _updates(piece: object, plan: RegionPlan, routine: str, mapped: set[str], sc
     if element is not None:  # one element set on the host: nothing copied before, that element after
         touched.discard(element)
         after.append(f"call kt_update_device_part({piece.items[0]}, storage_size({element}, kind=c_size_t) / 8)")
+    if not construct and not hidden:  # elements a translation's scalar arguments write back on the host
+        after += [f"call kt_update_device_part({a}, storage_size({passed_name(a)}, kind=c_size_t) / 8)"
+                  for a in _scalars_written(piece, plan, mapped)]
     return [e for e in ((first, first - 1, first, [update("host", n) for n in sorted(touched)]),
                         (last + 1, last, first, after)) if e[3]]
 
@@ -499,6 +507,18 @@ def _call_touch(call: object, plan: RegionPlan, mapped: set[str]) -> tuple[set[s
         else:
             read |= _names_outside(arg, plan)
     return read & mapped, set()
+
+
+def _scalars_written(stmt: object, plan: RegionPlan, mapped: set[str]) -> list[object]:
+    """The elements of mapped arrays a call passes where the translation takes a scalar it may
+    write: the shim writes the result into the host's element, which the device's copy of the
+    array then lacks (only that element is copied: the call's own work on the rest of the array
+    is on the device)."""
+    if not isinstance(stmt, F.Call_Stmt):
+        return []
+    out = plan.scalars_out.get(str(stmt.items[0]).lower(), frozenset())
+    return [a for k, a in enumerate(actual_arguments(stmt))
+            if k in out and isinstance(a, F.Part_Ref) and passed_name(a) in mapped]
 
 
 def _statements(node: object) -> list[object]:

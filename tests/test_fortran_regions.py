@@ -262,3 +262,17 @@ def test_an_element_passed_where_a_translation_takes_a_scalar_is_read_from_the_d
     placed = _place(tmp_path, SEQUENCE.replace("  call step(n, a, b, s)\n  print *, b(1)\n",
                                                "  call step(n, a, b, b(2))\n  print *, b(1)\n"))
     assert "  call kt_update_host(b)\n  call step(n, a, b, b(2))\n  call kt_data_end()\n" in placed.text
+
+
+def test_an_element_a_translation_writes_as_a_scalar_argument_goes_back_to_the_device(tmp_path: Path) -> None:
+    """Where the translation may write the scalar (intent out or inout), the shim writes the host's
+    element; that element alone is copied to the device after the call."""
+    (tmp_path / "k.f90").write_text(KERNELS)
+    (tmp_path / "p.f90").write_text(SEQUENCE.replace("  call step(n, a, b, s)\n  print *, b(1)\n",
+                                                     "  call step(n, a, b, b(2))\n  print *, b(1)\n"))
+    for out, want in ((frozenset({3}), True), (frozenset(), False)):
+        plan = plan_regions(procedure_facts([u for f in ("k.f90", "p.f90") for u in top_units(
+            read(tmp_path / f, tmp_path, make_parser(), [], {})[1])]), STEP, frozenset(), {"step": out})
+        text = place_regions(tmp_path / "p.f90", tmp_path, (tmp_path / "p.f90").read_text(), plan).text
+        after = "  call step(n, a, b, b(2))\n  call kt_update_device_part(b(2), storage_size(b, kind=c_size_t) / 8)\n"
+        assert (after in text) is want, text
