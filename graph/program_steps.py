@@ -172,16 +172,15 @@ def _place_regions(wf: Workflow, parsed: dict[Path, tuple[SourceFile, object]], 
                    kernels: dict[str, ir.Kernel], facts: ProcedureFacts) -> dict[str, Any]:
     """Data regions in the program's routines (``texts`` updated): where they are, the update
     calls made, the routines a region stays open through, and the loops and routines it cannot."""
-    translated = {n: frozenset(k for k, p in enumerate(p for p in kern.params if not p.binding)
-                               if isinstance(p, ir.Array)) for n, kern in kernels.items()}
+    dummies = {n: list(enumerate(p for p in kern.params if not p.binding)) for n, kern in kernels.items()}
+    translated = {n: frozenset(k for k, p in ps if isinstance(p, ir.Array)) for n, ps in dummies.items()}
     globals_ = {p.name.lower() for kern in kernels.values() for p in kern.params
                 if isinstance(p, ir.Array) and (p.binding or "").split(":")[0] in ("module", "common", "program")}
     out: dict[str, Any] = {"regions": [], "updates": 0, "through": [], "refused": []}
     if not translated:
         return out
-    written = {n: frozenset(k for k, p in enumerate(p for p in kern.params if not p.binding)
-                            if isinstance(p, ir.Scalar) and p.intent is not ir.Intent.IN)
-               for n, kern in kernels.items()}
+    written = {n: frozenset(k for k, p in ps if isinstance(p, ir.Scalar) and p.intent is not ir.Intent.IN)
+               for n, ps in dummies.items()}
     plan = plan_regions(facts, translated, globals_, written)
     for f, (source, tree) in parsed.items():
         text = texts.get(f)

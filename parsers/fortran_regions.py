@@ -479,7 +479,7 @@ def _hidden(stmt: object, plan: RegionPlan, routine: str) -> bool:
 def _touch(stmt: object, plan: RegionPlan, mapped: set[str]) -> tuple[set[str], set[str]]:
     """The mapped arrays one statement may read or write, and those it may write."""
     if isinstance(stmt, F.Call_Stmt) and str(stmt.items[0]).lower() in plan.passes:
-        return _call_touch(stmt, plan, mapped)
+        return _names_outside(stmt, plan) & mapped, set()  # subscripts, elements passed as scalars
     if _callees_business(stmt, plan):
         return set(), set()
     names = _names_outside(stmt, plan)
@@ -490,23 +490,6 @@ def _touch(stmt: object, plan: RegionPlan, mapped: set[str]) -> tuple[set[str], 
     if isinstance(stmt, F.Assignment_Stmt):
         return touched, reached | ({str(n).lower() for n in walk(stmt.items[0], F.Name)} & mapped)
     return touched, touched  # READ, a call, an IF holding one: whatever it names may be written
-
-
-def _call_touch(call: object, plan: RegionPlan, mapped: set[str]) -> tuple[set[str], set[str]]:
-    """What a call of a translated or transparent routine reads on the host: the arrays it passes
-    are the callee's business, but their subscripts are read here, and so is an element passed
-    where the callee takes a scalar (NPB MG's ``m1(k)``, set on the device by ``setup``). Such an
-    element is taken as read only: copying it back after the call could undo what the call did
-    to the rest of its array on the device."""
-    positions = plan.passes[str(call.items[0]).lower()]  # type: ignore[attr-defined]
-    read: set[str] = set()
-    for k, arg in enumerate(actual_arguments(call)):
-        if k in positions and passed_name(arg) is not None:
-            if isinstance(arg, F.Part_Ref):
-                read |= _names_outside(arg.items[1], plan)
-        else:
-            read |= _names_outside(arg, plan)
-    return read & mapped, set()
 
 
 def _scalars_written(stmt: object, plan: RegionPlan, mapped: set[str]) -> list[object]:
@@ -554,14 +537,16 @@ def _parent_construct(stmt: object, scope: object) -> object:
 
 def _names_outside(node: object, plan: RegionPlan) -> set[str]:
     """The names a statement mentions, leaving out the arrays it passes to translated and
-    transparent routines (those are the callee's business; subscripts and expressions passed
-    are read here)."""
+    transparent routines where they take arrays (those are the callee's business; subscripts,
+    expressions and an element passed where the callee takes a scalar, NPB MG's ``m1(k)`` set on
+    the device by ``setup``, are read here)."""
     if isinstance(node, CALLS) and str(node.items[0]).lower() in plan.passes:
+        positions = plan.passes[str(node.items[0]).lower()]
         out: set[str] = set()
-        for arg in actual_arguments(node):
-            if isinstance(arg, F.Part_Ref) and passed_name(arg) is not None:
+        for k, arg in enumerate(actual_arguments(node)):
+            if k in positions and isinstance(arg, F.Part_Ref) and passed_name(arg) is not None:
                 out |= _names_outside(arg.items[1], plan)
-            elif passed_name(arg) is None:
+            elif k not in positions or passed_name(arg) is None:
                 out |= _names_outside(arg, plan)
         return out
     callee = plan.facts.routines.get(str(node.items[0]).lower()) if isinstance(node, CALLS) else None

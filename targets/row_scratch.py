@@ -31,8 +31,6 @@ from translate.simplify import simplify
 # Two rows of a CUDA block must fit the 48 KiB of static shared memory a block has without
 # opting in to more; Kokkos' level-0 team scratch has the same bound on GPUs.
 ROW_BYTES = 24 * 1024
-_ITEM = {ir.DType.F64: 8, ir.DType.I64: 8, ir.DType.F32: 4, ir.DType.I32: 4, ir.DType.BOOL: 4,
-         ir.DType.F16: 2, ir.DType.BF16: 2, ir.DType.CHAR: 1}
 
 
 @dataclass(frozen=True)
@@ -44,17 +42,9 @@ class OnChip:
     segments: tuple[Segment, ...]
     rows: dict[str, tuple[ir.Array, ...]]
 
-    @property
-    def names(self) -> set[str]:
-        return {a.name for arrays in self.rows.values() for a in arrays}
-
-    def row_bytes(self, nest: str) -> int:
-        """The bytes of one row's copies of the nest's on-chip arrays."""
-        return sum(row_size(a) for a in self.rows.get(nest, ()))
-
 
 def row_size(array: ir.Array) -> int:
-    return prod(int(e.value) for e in array.shape if isinstance(e, ir.Const)) * _ITEM[array.dtype]
+    return prod(int(e.value) for e in array.shape if isinstance(e, ir.Const)) * array.dtype.itemsize
 
 
 def on_chip(kernel: ir.Kernel, segments: tuple[Segment, ...],
@@ -69,9 +59,10 @@ def on_chip(kernel: ir.Kernel, segments: tuple[Segment, ...],
     for nest in (s for s in _nodes(segments) if isinstance(s, DeviceNest) and is_row(s)):
         taken: list[ir.Array] = []
         body = nest.body
+        own = _load_counts((nest,))
         for name in nest.arrays:
             decl = locals_.get(name)
-            if decl is None or name in external or name in shapes or loads.get(name) != _load_counts((nest,)).get(name):
+            if decl is None or name in external or name in shapes or loads.get(name) != own.get(name):
                 continue
             row = _row_copy(nest, kernel, decl)
             if row is None or row_size(row) + sum(row_size(a) for a in taken) > ROW_BYTES:

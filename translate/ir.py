@@ -50,6 +50,11 @@ class DType(StrEnum):
             "bool": "int32", "char": "S1", "f16": "float16", "bf16": "float32",
         }[self.value]
 
+    @property
+    def itemsize(self) -> int:
+        """Bytes of one element as the targets store it."""
+        return {"f32": 4, "f64": 8, "i32": 4, "i64": 8, "bool": 4, "char": 1, "f16": 2, "bf16": 2}[self.value]
+
 
 class Layout(StrEnum):
     LEFT = "left"  # column-major: first index contiguous

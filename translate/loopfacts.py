@@ -298,7 +298,7 @@ def index_temps(body: tuple[ir.Stmt, ...], loop_var: str) -> dict[str, Expr]:
         if (isinstance(s, ir.Assign) and isinstance(s.target, Var) and counts[s.target.name] == 1
                 and s.target.name not in read and not any(isinstance(n, Load) for n in ir.walk(s.value))
                 and not (names_read(s.value) - {loop_var}) & fixed):
-            out[s.target.name] = ir.substitute(s.value, out)  # type: ignore[assignment]
+            out[s.target.name] = s.value
         if isinstance(s, ir.Assign):
             read |= names_read(s.value).union(*(names_read(i) for i in getattr(s.target, "index", ())))
         else:

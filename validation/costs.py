@@ -83,10 +83,6 @@ def _plain(v: object) -> object:
     return v.decode() if isinstance(v, bytes) else v
 
 
-def _itemsize(dtype: ir.DType) -> int:
-    return 2 if dtype is ir.DType.BF16 else np.dtype(dtype.numpy).itemsize
-
-
 def _extents(decl: ir.Decl, scalars: Mapping[str, Any], arrays: Mapping[str, np.ndarray]) -> tuple[int, ...]:
     if not isinstance(decl, ir.Array):
         raise ValueError(f"'{decl.name}' is not an array")
@@ -158,7 +154,7 @@ def _traffic(kernel: ir.Kernel, scalars: Mapping[str, Any], arrays: Mapping[str,
     for a in kernel.arrays:
         times = int(a.name in read and a.intent is not ir.Intent.OUT) + int(a.name in written)
         if times:
-            total += times * math.prod(_extents(a, scalars, arrays)) * _itemsize(a.dtype)
+            total += times * math.prod(_extents(a, scalars, arrays)) * a.dtype.itemsize
     return total
 
 
