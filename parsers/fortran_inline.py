@@ -6,20 +6,32 @@ reads made the caller's.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from fparser.two import Fortran2003 as F
 
 from parsers import fortran_jumps as jumps
 from parsers.base import Unsupported
 from parsers.fortran_expr import coerce
-from translate import ir
+from translate import ir, irquery
 from translate.ir import Const, DType, Expr, Load, Var
 from translate.simplify import add, simplify, sub
 
 _INLINE_MAX_STMTS = 60  # a callee without loops or arrays (a random-number step, twice)
 _INLINE_MAX_LOOP_STMTS = 100  # a callee with loops, passed whole arrays: inlined up to this many statements
 _INLINE_MAX_ARRAY_STMTS = 300  # a callee without loops passed arrays (an unrolled 5x5 block solve)
+
+
+@dataclass(frozen=True)
+class RoomCheck:
+    """What an element argument's room in its dimension must be (``room >= 0``) for the callee
+    to stay inside it, where that is not known when translating: the translation checks it
+    before the outermost loop around the call and stops with ``message`` where it fails
+    (``refusal``: why the call is not inlined where the check cannot come first)."""
+
+    room: Expr
+    refusal: str
+    message: str
 
 
 class Inliner:
@@ -90,6 +102,8 @@ class Inliner:
         for p, a in pairs:
             if isinstance(p, ir.Array):
                 arrays[p.name] = self._array_arg(p, a, name, where, mapping, callee)
+        if self.jumps.depth == 0:
+            pre[:0] = self.checked(())
         for d in callee.locals:
             mapping[d.name] = Var(tag + d.name, d.dtype)
             if isinstance(d, ir.Array):
@@ -191,10 +205,30 @@ class Inliner:
                                       f" extents than {name.upper()} declares for {p.name}")
             elif subs is not None:
                 room = simplify(sub(sub(theirs, starts[k]), mine))
-                if not (isinstance(room, Const) and isinstance(room.value, int) and room.value >= 0):
-                    raise Unsupported(f"call to {name.upper()} not inlined ({where}): {p.name} may run past"
-                                      f" dimension {k + 1} of '{arg}'")
+                why = f"{p.name} may run past dimension {k + 1} of '{arg}'"
+                if isinstance(room, Const) and isinstance(room.value, int):
+                    if room.value < 0:
+                        raise Unsupported(f"call to {name.upper()} not inlined ({where}): {why}")
+                elif any(isinstance(n, Load) for n in ir.walk(room)):
+                    raise Unsupported(f"call to {name.upper()} not inlined ({where}): {why}")
+                else:
+                    self.room_checks.append(RoomCheck(room, f"call to {name.upper()} not inlined ({where}): {why}",
+                                                      f"{name.upper()} at {where}: {p.name} runs past dimension"
+                                                      f" {k + 1} of {arg}, which the translation assumes it does not"))
         return arg, tuple(starts)
+
+    def checked(self, made: tuple[ir.Stmt, ...]) -> tuple[ir.Stmt, ...]:
+        """The room checks of the calls inlined into ``made`` (outside every loop): each a STOP
+        before it, where what the check reads keeps its value through ``made``."""
+        checks, self.room_checks = self.room_checks, []
+        changed = irquery.many(made, irquery.scalar_writes) | irquery.many(made, irquery.loop_vars)
+        out: list[ir.Stmt] = []
+        for c in checks:
+            if irquery.scalar_reads(c.room) & changed:
+                raise Unsupported(c.refusal)
+            stop = ir.HostCall("stop", "stop", (Const(c.message, DType.CHAR), Const(1, DType.I32)))
+            out.append(ir.If(ir.BinOp("lt", c.room, Const(0, DType.I32), DType.BOOL), (stop,)))
+        return (*out, *made)
 
 
 def _rename_loops(node: object, tag: str, names: set[str]) -> object:

@@ -221,6 +221,8 @@ def routine_body(sl: StmtLowerer, nodes: list[object]) -> tuple[ir.Stmt, ...]:
     a loop too, and the routine then stops on the host."""
     flag = sl.jumps.open(sl, RETURN, "kt_return")
     body = lower_block(sl, nodes)
+    if sl.room_checks:  # a call in a loop made some other way (array syntax): no place to check first
+        raise Unsupported(sl.room_checks[0].refusal)
     flag.open = False
     if not set_flags(body, {flag.name}):
         del sl.extra_locals[flag.name]

@@ -21,7 +21,7 @@ from parsers import fortran_complex as cplx
 from parsers import fortran_jumps as jumps
 from parsers.base import Unsupported
 from parsers.fortran_expr import ExprLowerer, SrcLoop, coerce
-from parsers.fortran_inline import Inliner
+from parsers.fortran_inline import Inliner, RoomCheck
 from parsers.fortran_scope import construct_name
 from translate import ir
 from translate.ir import BinOp, Call, Const, DType, Expr, Load, UnOp, Var
@@ -62,6 +62,7 @@ class StmtLowerer(Inliner):
     extra_locals: dict[str, ir.Decl] = field(default_factory=dict)
     loop_names: set[str] = field(default_factory=set)  # loop variables made for array syntax
     jumps: jumps.Jumps = field(default_factory=jumps.Jumps)
+    room_checks: list[RoomCheck] = field(default_factory=list)  # of calls inside the loop being lowered
     inlined: int = 0
 
     def __post_init__(self) -> None:
@@ -229,6 +230,11 @@ class StmtLowerer(Inliner):
         return self.do_loop(children[k], children[k + 1:])
 
     def do_loop(self, header: object, body_nodes: list[object]) -> tuple[ir.Stmt, ...]:
+        if self.jumps.depth > 0:
+            return self._do_loop(header, body_nodes)
+        return self.checked(self._do_loop(header, body_nodes))
+
+    def _do_loop(self, header: object, body_nodes: list[object]) -> tuple[ir.Stmt, ...]:
         self.ex.line = header.item.span[0]  # type: ignore[attr-defined]
         src_line = self.ex.line
         ctrl = next((i for i in header.items if isinstance(i, F.Loop_Control)), None)  # type: ignore[attr-defined]

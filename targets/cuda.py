@@ -26,6 +26,7 @@ from targets.cuda_helpers import (
     SMALL_NEST,
     TILE_GRID,
 )
+from targets.cuda_host import HOST_COPY, launch_on_host
 from targets.cuda_mapping import CudaMapping, Shape, map_segments
 from targets.cuda_matmul import cuda_matmul_source
 from targets.cuda_planes import walk_planes
@@ -215,6 +216,9 @@ class CudaRenderer(CStyleRenderer):
         if self.local_arrays():
             out.blank()
             out.splice(BUFFER)
+        if any(isinstance(seg, DeviceSerial) and seg.on_host for seg in devices):
+            out.blank()
+            out.splice(HOST_COPY)
         if scan_helpers := helper_text(scans):
             out.blank()
             out.splice(scan_helpers)
@@ -344,8 +348,13 @@ class CudaRenderer(CStyleRenderer):
                   for s in seg.scalars_in]
         params += [f"{self.ctype(self.dtype_of(s, DType.F64))}* __restrict__ {self.var(s)}_io" for s in seg.scalars_out]
         params += [self.ptr(a, seg.stmts) for a in seg.arrays]
-        buf.line(f"// {seg.name}: serial device code at {self.where(seg.line)} (launched <<<1, 1>>>)")
-        with buf.block(self.signature(f"__global__ void {seg.name}", params)):
+        if seg.on_host:
+            buf.line(f"// {seg.name}: serial code at {self.where(seg.line)}, run on the host (loops one device"
+                     " thread would take long over)")
+        else:
+            buf.line(f"// {seg.name}: serial device code at {self.where(seg.line)} (launched <<<1, 1>>>)")
+        qualifier = "static void" if seg.on_host else "__global__ void"
+        with buf.block(self.signature(f"{qualifier} {seg.name}", params)):
             buf.lines(self.extents(seg.arrays))
             for s in renamed:
                 buf.line(f"{self.ctype(self.dtype_of(s))} {self.var(s)} = {self.var(s)}_in;")
@@ -502,6 +511,9 @@ class CudaRenderer(CStyleRenderer):
     def launch_serial(self, buf: CodeBuffer, seg: DeviceSerial) -> None:
         if (loop := self.mappings[seg.name].scan) is not None:
             launch_scan(self, buf, seg, loop)
+            return
+        if seg.on_host:
+            launch_on_host(self, buf, seg)
             return
         with buf.block("", opener="{"):
             buf.line(f"// {seg.name} ({self.where(seg.line)})")

@@ -18,6 +18,11 @@ kernel's body into segments:
   kernel. Scalars it writes that are read later are copied back. A linear
   recurrence (``ir.Loop.scan``, ``translate.scan``) is a ``DeviceSerial`` of its
   own, named ``<routine>_scan<k>``: a target may run it as a parallel scan.
+  One whose loops nest two or more deep with trip counts known only at run time
+  (a search through a whole grid) is marked ``on_host``: one device thread would
+  take far longer than a host core, so the C++ targets run it on the host,
+  copying its arrays there and the ones it writes back (Triton keeps it on the
+  device).
 * ``DeviceExtern``: an ``ir.Extern`` library operation (matmul, convolution)
   on whole arrays; a target renders it as a generated template or a library
   call, and may fuse the elementwise nest right after it into its epilogue.
@@ -116,6 +121,7 @@ class DeviceSerial:
     scalars_out: tuple[str, ...]  # scalars written here and needed afterwards
     arrays: tuple[str, ...]
     line: int
+    on_host: bool = False  # run on the host (nested loops of run-time trip counts)
 
 
 @dataclass(frozen=True)
@@ -500,6 +506,7 @@ class _Partitioner:
             scalars_out=_order(out, self.kernel),
             arrays=self._arrays(arrays),
             line=first_line(stmts),
+            on_host=kind == "serial" and run_time_depth(stmts) >= 2,
         )
 
     def _only_in(self, name: str, stmts: tuple[ir.Stmt, ...]) -> bool:
@@ -509,6 +516,18 @@ class _Partitioner:
 
     def _arrays(self, names: set[str]) -> tuple[str, ...]:
         return _order(names, self.kernel)
+
+
+def run_time_depth(stmts: Iterable[object]) -> int:
+    """How deep loops whose trip counts are not constants nest in ``stmts``."""
+    def depth(node: object) -> int:
+        inner = max((depth(c) for c in ir.children(node)), default=0)
+        if isinstance(node, ir.Loop):
+            constant = all(isinstance(e, ir.Const) for e in (node.start, node.stop, node.step))
+            return inner + (0 if constant else 1)
+        return inner
+
+    return max((depth(s) for s in stmts), default=0)
 
 
 def _merge_host(segs: list[Segment]) -> tuple[Segment, ...]:

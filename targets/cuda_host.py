@@ -1,0 +1,52 @@
+"""Serial code of a CUDA translation that runs on the host (``DeviceSerial.on_host``: loops one
+device thread would take long over): the launcher copies the segment's arrays to host memory once
+the stream's work is done, calls the segment's host function on the copies, and copies the
+arrays it writes back."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from targets.base import CodeBuffer
+from targets.cstyle import cname
+from translate.irquery import arrays_written, many
+from translate.partition import DeviceSerial
+
+if TYPE_CHECKING:
+    from targets.cuda import CudaRenderer
+
+HOST_COPY = """// a device array's copy in host memory, for serial code that runs on the host (freed on return)
+template <typename T>
+struct kt_host_copy {
+    T* ptr = nullptr;
+    size_t count = 0;
+    explicit kt_host_copy(size_t n) : ptr(static_cast<T*>(std::malloc((n > 0 ? n : 1) * sizeof(T)))), count(n) {}
+    ~kt_host_copy() { std::free(ptr); }
+    kt_host_copy(const kt_host_copy&) = delete;
+    kt_host_copy& operator=(const kt_host_copy&) = delete;
+};"""
+
+
+def launch_on_host(r: CudaRenderer, buf: CodeBuffer, seg: DeviceSerial) -> None:
+    """A serial segment run on the host: its arrays copied there once the stream's work is
+    done, the ones it writes copied back."""
+    written = many(seg.stmts, arrays_written)
+    with buf.block("", opener="{"):
+        buf.line(f"// {seg.name} ({r.where(seg.line)}): on the host")
+        buf.line("KT_CUDA_CHECK(cudaStreamSynchronize(stream));")
+        for a in seg.arrays:
+            n, t = cname(a), r.ctype(r.array(a).dtype)
+            count = " * ".join(f"kt_extent({r.expr(s)})" for s in r.array(a).shape) or "1"
+            buf.line(f"kt_host_copy<{t}> {n}_host({count});")
+            buf.line(f"if ({n}_host.ptr == nullptr) return cudaErrorMemoryAllocation;")
+            buf.line(f"KT_CUDA_CHECK(cudaMemcpy({n}_host.ptr, {n}, {n}_host.count * sizeof({t}),"
+                     " cudaMemcpyDeviceToHost));")
+        args = [r.var(s) for s in seg.scalars_in] + [f"&{r.var(s)}" for s in seg.scalars_out]
+        args += [f"{cname(a)}_host.ptr" for a in seg.arrays]
+        buf.line(f"{seg.name}({', '.join(args)});")
+        for a in seg.arrays:
+            if a in written:
+                n, t = cname(a), r.ctype(r.array(a).dtype)
+                buf.line(f"KT_CUDA_CHECK(cudaMemcpy({n}, {n}_host.ptr, {n}_host.count * sizeof({t}),"
+                         " cudaMemcpyHostToDevice));")
+
