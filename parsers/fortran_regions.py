@@ -191,6 +191,9 @@ def place_regions(path: Path, root: Path, text: str, plan: RegionPlan, fixed: bo
             where = f.where(_first(span.children))
             try:
                 begin, end = _region(span.children, None, plan, mapped)  # the last call's updates go before the end
+                if (later := _read_after(span.after, plan, name, mapped)) is not None:
+                    end = (*end[:3], [*(_update("host", n, _sized(plan, name, n)) for n in sorted(later)),
+                                      "call kt_data_end_unread()"])
                 mine += [begin, *_updates_in(span, plan, name, mapped), end]
                 out.regions.append(where)
             except NoRegion as why:
@@ -227,10 +230,12 @@ def place_regions(path: Path, root: Path, text: str, plan: RegionPlan, fixed: bo
 
 
 class _Span:
-    """Statements of a main program in a row, as one node (``children``)."""
+    """Statements of a main program in a row, as one node (``children``), and the program's
+    statements after them (``after``)."""
 
-    def __init__(self, stmts: list[object]) -> None:
+    def __init__(self, stmts: list[object], after: list[object]) -> None:
         self.children = stmts
+        self.after = after
 
 
 def _program_span(unit: object, body: object | None, plan: RegionPlan) -> _Span | None:
@@ -250,7 +255,22 @@ def _program_span(unit: object, body: object | None, plan: RegionPlan) -> _Span 
     rest = kids[:busy[0]] + kids[busy[-1] + 1:]
     if inside & {str(label) for stmt in walk(rest, LEAVES) for label in walk(stmt, F.Label)}:
         return None
-    return _Span(stmts)
+    return _Span(stmts, kids[busy[-1] + 1:])
+
+
+def _read_after(after: list[object], plan: RegionPlan, routine: str, mapped: set[str]) -> set[str] | None:
+    """The mapped arrays a main program's statements after its region may read (output of a few
+    elements, a verification, a report): only those are copied back at its end. None where the
+    statements can jump elsewhere (back before the region) or call host code not followed."""
+    inside = {str(c.item.label) for c in walk(after) if getattr(getattr(c, "item", None), "label", None)}
+    for stmt in walk(after, LEAVES):
+        if not isinstance(stmt, (F.Return_Stmt, F.Stop_Stmt)) and {str(x) for x in walk(stmt, F.Label)} - inside:
+            return None
+    statements = [s for node in after for s in ([node] if getattr(node, "item", None) is not None
+                                                  else _statements(node))]
+    if any(_suspends(s, plan) or _hidden(s, plan, routine) for s in statements):
+        return None
+    return {n for s in statements for n in _touch(s, plan, mapped)[0]}
 
 
 def _host_units(tree: object) -> list[object]:
@@ -408,10 +428,9 @@ def _updates(piece: object, plan: RegionPlan, routine: str, mapped: set[str], sc
     if isinstance(stmt, HEADERS) and not construct:  # before the construct it opens: the condition is read there
         first = _first(_parent_construct(stmt, scope))
     hidden = any(plan.facts.visible(routine, n) for n in SIZE_NAMES)  # a variable hides them (NPB EP's size)
-    assumed = plan.facts.routines[routine].assumed if routine in plan.facts.routines else frozenset()
 
     def update(side: str, name: str) -> str:
-        return _update(side, name, sized=not hidden and name not in assumed)
+        return _update(side, name, _sized(plan, routine, name))
 
     element = None if construct or hidden else _element_write(piece, plan, routine, mapped)
     after = [update("device", n) for n in sorted(written - {element})]
@@ -443,6 +462,13 @@ def _element_write(stmt: object, plan: RegionPlan, routine: str, mapped: set[str
     if used & (arrays | mapped) or name in read or name in _host_reach(_names_outside(stmt, plan), plan):
         return None
     return name
+
+
+def _sized(plan: RegionPlan, routine: str, name: str) -> bool:
+    """Whether an update of array ``name`` in ``routine`` can give its size: not an assumed-size
+    array, nor where a variable hides the intrinsics (NPB EP's ``size``)."""
+    assumed = plan.facts.routines[routine].assumed if routine in plan.facts.routines else frozenset()
+    return not any(plan.facts.visible(routine, n) for n in SIZE_NAMES) and name not in assumed
 
 
 def _update(side: str, name: str, sized: bool) -> str:

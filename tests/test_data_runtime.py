@@ -30,6 +30,7 @@ SCENARIO = """\
 extern "C" void* kt_present(const void* host, std::size_t bytes, int writes);
 extern "C" void kt_data_begin();
 extern "C" void kt_data_end();
+extern "C" void kt_data_end_unread();
 extern "C" void kt_data_suspend();
 extern "C" void kt_data_resume();
 extern "C" void kt_update_host(const void* host);
@@ -107,6 +108,15 @@ extern "C" int scenario() {
         kt_update_device_part(e + 1, 2 * sizeof(double));
         if (!failed && (lo[0] != 1 || lo[1] != 2 || hi[0] != 3 || hi[1] != 4)) failed = 15;
         kt_data_end();
+    }
+    {   // a region the program reads nothing of afterwards: its end copies nothing back
+        double f[2] = {1, 2};
+        kt_data_begin();
+        double* d = static_cast<double*>(kt_present(f, sizeof f, 1));
+        d[0] = 10;
+        kt_data_end_unread();
+        if (!failed && f[0] != 1) failed = 16;
+        if (!failed && kt_present(f, sizeof f, 0) != nullptr) failed = 17;  // the region is over
     }
     Kokkos::finalize();
     return failed;
