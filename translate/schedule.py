@@ -9,6 +9,7 @@ from dataclasses import dataclass, replace
 
 from translate import contraction, interchange, ir, scan
 from translate.distribute import distribute
+from translate.recompute import recompute
 
 
 @dataclass(frozen=True)
@@ -90,6 +91,10 @@ class Schedule:
     # an outermost parallel loop whose body is parallel loops runs as one nest per inner loop
     # (translate.distribute; NPB MG's boundary exchange: a thread per point, not per plane)
     distribute: bool = True
+    # scratch rows filled in one inner loop and read at neighbouring elements in the next (NPB MG's
+    # resid, psinv, rprj3) recomputed where they are read: one plain stencil nest, no scratch
+    # (translate.recompute)
+    recompute: bool = False
 
     def describe(self) -> str:
         return ["as analysed", "outermost loop parallel only", "serial on the device"][self.level]
@@ -112,7 +117,8 @@ class Schedule:
                    else ", register queues" if self.register_queues else ", no register queues")
                 + ("" if self.contraction else ", products as loops")
                 + ("" if self.scan else ", recurrences on one thread")
-                + ("" if self.distribute else ", inner loops in one nest"))
+                + ("" if self.distribute else ", inner loops in one nest")
+                + (", scratch rows recomputed" if self.recompute else ""))
 
 
 MAX_LEVEL = 2
@@ -123,8 +129,9 @@ MAX_LEVEL = 2
 
 def apply_schedule(kernel: ir.Kernel, schedule: Schedule) -> ir.Kernel:
     """Matrix products as matmuls (``Schedule.contraction``), swappable loops
-    interchanged (``Schedule.interchange``), then level 0: parallel loops over parallel loops
-    distributed (``Schedule.distribute``); level 1: in each parallel nest only the outermost
+    interchanged (``Schedule.interchange``), then level 0: scratch rows recomputed where they are
+    read (``Schedule.recompute``), parallel loops over parallel loops distributed
+    (``Schedule.distribute``); level 1: in each parallel nest only the outermost
     parallel loop stays parallel; level 2: every loop serial."""
     if schedule.level > MAX_LEVEL:
         raise ValueError(f"schedule level {schedule.level} > {MAX_LEVEL}")
@@ -136,6 +143,7 @@ def apply_schedule(kernel: ir.Kernel, schedule: Schedule) -> ir.Kernel:
     if schedule.interchange and any(isinstance(n, ir.Loop) and n.swappable for s in kernel.body for n in ir.walk(s)):
         kernel = replace(kernel, body=interchange.apply(kernel.body))
     if schedule.level <= 0:
+        kernel = recompute(kernel) if schedule.recompute else kernel
         return distribute(kernel) if schedule.distribute else kernel
     body = tuple(_reschedule(s, schedule.level, inside=False) for s in kernel.body)
     return replace(kernel, body=body)

@@ -63,7 +63,10 @@ def simplify_stmt(stmt: ir.Stmt) -> ir.Stmt:
 
 
 def simplify_body(stmts: tuple[ir.Stmt, ...]) -> tuple[ir.Stmt, ...]:
-    return tuple(simplify_stmt(s) for s in stmts)
+    """:func:`simplify_stmt` of each statement; an IF with nothing in either arm (its output gone,
+    NPB MG's ``if (debug_vec(0) >= 1) call showall(...)``) is dropped: conditions have no effects."""
+    out = (simplify_stmt(s) for s in stmts)
+    return tuple(s for s in out if not (isinstance(s, ir.If) and not s.then and not s.orelse))
 
 
 def add(a: Expr, b: Expr) -> Expr:
