@@ -511,11 +511,19 @@ def _touch(stmt: object, plan: RegionPlan, mapped: set[str]) -> tuple[set[str], 
     names = _names_outside(stmt, plan)
     reached = _host_reach(names, plan) & mapped  # host code of the program reaching no translation
     touched = (names & mapped) | reached
-    if isinstance(stmt, (*HEADERS, F.Print_Stmt)):  # a condition or an output list is only read
+    if isinstance(stmt, (*HEADERS, F.Print_Stmt)) or _external_write(stmt):  # a condition, an output list: read
         return touched, set(reached)
     if isinstance(stmt, F.Assignment_Stmt):
         return touched, reached | ({str(n).lower() for n in walk(stmt.items[0], F.Name)} & mapped)
     return touched, touched  # READ, a call, an IF holding one: whatever it names may be written
+
+
+def _external_write(stmt: object) -> bool:
+    """A WRITE to ``*`` or a unit number only reads (an internal WRITE writes its CHARACTER variable)."""
+    specs = stmt.items[0].items if isinstance(stmt, F.Write_Stmt) and stmt.items[0] is not None else ()
+    unit = next((str(c.items[1]) for c in specs if isinstance(c, F.Io_Control_Spec) and c.items[0] in (None, "UNIT")),
+                "")
+    return unit == "*" or unit.isdigit()
 
 
 def _scalars_written(stmt: object, plan: RegionPlan, mapped: set[str]) -> list[object]:

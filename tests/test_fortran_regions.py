@@ -5,8 +5,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from fparser.two import Fortran2003 as F
+from fparser.two.utils import walk
+
 from parsers.fortran_calltree import procedure_facts
-from parsers.fortran_regions import RegionPlan, place_regions, plan_regions
+from parsers.fortran_regions import RegionPlan, _external_write, place_regions, plan_regions
 from parsers.fortran_units import make_parser, read, top_units
 
 KERNELS = """\
@@ -290,3 +293,15 @@ def test_a_main_program_region_copies_back_only_what_the_program_reads_after_it(
     back = _place(tmp_path, SEQUENCE.replace("  a = 1.0d0\n", "10 a = 1.0d0\n")
                   .replace("  print *, b(1)\nend program", "  if (s > 0) goto 10\nend program"))
     assert "  call step(n, a, b, s)\n  call kt_data_end()\n" in back.text and "end_unread" not in back.text
+
+
+def test_a_write_to_an_output_unit_only_reads_an_internal_write_writes(tmp_path: Path) -> None:
+    writes = "  write (*, *) a(1)\n  write (6, '(f8.3)') b(1)\n  do it"
+    text = _place(tmp_path, SEQUENCE.replace("  print *, a(1)\n  do it", writes)).text
+    assert "  call kt_update_host(a)\n  write (*, *) a(1)\n  call kt_update_host(b)\n  write (6, '(f8.3)') b(1)\n" \
+        "  do it" in text and "kt_update_device" not in text
+    program = "program w\n  integer :: u\n  character(len=9) :: s\n  write (*, *) 1\n  write (unit=6, fmt=*) 2\n" \
+              "  write (s, *) 3\n  write (u, *) 4\nend program w\n"
+    (tmp_path / "w.f90").write_text(program)
+    tree = read(tmp_path / "w.f90", tmp_path, make_parser(), [], {})[1]
+    assert [_external_write(w) for w in walk(tree, F.Write_Stmt)] == [True, True, False, False]
