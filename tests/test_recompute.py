@@ -77,6 +77,8 @@ def test_a_restriction_by_index_temporaries_reads_the_element_two_apart(tmp_path
     (("do i1 = 2, n1 - 1\n        r(", "do i1 = 2, n1\n        r("), "range"),
     # the first loop reads the array the nest writes: its value may change before the read
     (("u1(i1) = u(i1, i2 - 1, i3)", "u1(i1) = r(i1, i2 - 1, i3)"), "written"),
+    # the scratch row is read again after the rows (its last row's values)
+    (("  end do\nend subroutine smooth", "  end do\n  r(1, 1, 1) = u1(1)\nend subroutine smooth"), "used after"),
 ])
 def test_a_scratch_row_whose_value_could_differ_stays(change: tuple[str, str], why: str) -> None:
     k = _kernel(SMOOTH.replace("{second}", NEIGHBOURS).replace(*change))
