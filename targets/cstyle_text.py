@@ -8,7 +8,8 @@ from types import MappingProxyType
 
 PRESENT_DECL = """\
 // the data region of a migrated program (its kt_data runtime, linked into the program only): a
-// host array's buffer in device memory while a region is open, else null (copied per call)
+// host array's buffer in device memory while a region is open, else null (copied per call);
+// writes: 0 the call only reads it, 1 it writes it, 2 it sets every element before reading any
 extern "C" void* kt_present(const void* host, size_t bytes, int writes) __attribute__((weak));
 // the region's clock of its calls' time in the kernels (the same runtime: it reads the clock)
 extern "C" void kt_call_begin() __attribute__((weak));

@@ -26,7 +26,7 @@ from targets.cuda_helpers import (
     SMALL_NEST,
     TILE_GRID,
 )
-from targets.cuda_host import HOST_COPY, launch_on_host
+from targets.cuda_host import HOST_COPY, launch_on_host, serial_function
 from targets.cuda_mapping import CudaMapping, Shape, map_segments
 from targets.cuda_matmul import cuda_matmul_source
 from targets.cuda_planes import walk_planes
@@ -42,8 +42,8 @@ from targets.defaults import CUDA
 from targets.kokkos import abi_params, shim_shapes
 from targets.row_scratch import on_chip
 from translate import ir
+from translate.coverage import overwritten
 from translate.ir import DType
-from translate.irquery import scalar_writes
 from translate.partition import (
     DeviceExtern,
     DeviceNest,
@@ -134,7 +134,7 @@ class CudaRenderer(CStyleRenderer):
                 scans.append(m.scan)
                 scan_functor(self, kernels, seg, m.scan)
             else:
-                self.serial_kernel(kernels, seg)
+                serial_function(self, kernels, seg)
 
         launcher = CodeBuffer(self.INDENT)
         params = self.launcher_params(kernel)
@@ -341,30 +341,6 @@ class CudaRenderer(CStyleRenderer):
             buf.lines(self.loop_var_lines(seg, k_names))
             self.body_with_privates(buf, seg.body, seg.private)
 
-    def serial_kernel(self, buf: CodeBuffer, seg: DeviceSerial) -> None:
-        writes = set().union(*(scalar_writes(s) for s in seg.stmts)) if seg.stmts else set()
-        renamed = [s for s in seg.scalars_in if s in writes]
-        params = [f"const {self.ctype(self.dtype_of(s))} {self.var(s)}{'_in' if s in renamed else ''}"
-                  for s in seg.scalars_in]
-        params += [f"{self.ctype(self.dtype_of(s, DType.F64))}* __restrict__ {self.var(s)}_io" for s in seg.scalars_out]
-        params += [self.ptr(a, seg.stmts) for a in seg.arrays]
-        if seg.on_host:
-            buf.line(f"// {seg.name}: serial code at {self.where(seg.line)}, run on the host (loops one device"
-                     " thread would take long over)")
-        else:
-            buf.line(f"// {seg.name}: serial device code at {self.where(seg.line)} (launched <<<1, 1>>>)")
-        qualifier = "static void" if seg.on_host else "__global__ void"
-        with buf.block(self.signature(f"{qualifier} {seg.name}", params)):
-            buf.lines(self.extents(seg.arrays))
-            for s in renamed:
-                buf.line(f"{self.ctype(self.dtype_of(s))} {self.var(s)} = {self.var(s)}_in;")
-            for s in seg.scalars_out:
-                buf.line(f"{self.ctype(self.dtype_of(s, DType.F64))} {self.var(s)} = *{self.var(s)}_io;")
-            local = sorted(w for w in writes if w not in seg.scalars_in and w not in seg.scalars_out)
-            self.body_with_privates(buf, seg.stmts, local)
-            for s in seg.scalars_out:
-                buf.line(f"*{self.var(s)}_io = {self.var(s)};")
-
     # -------------------------------------------------------------- launches
 
     def identity(self, r: ir.Reduction) -> str:
@@ -552,11 +528,12 @@ class CudaRenderer(CStyleRenderer):
             for p in kernel.params:
                 if p.name in copies:
                     b.line(f"const {self.ctype(p.dtype)} {cname(p.name)}_in = *{cname(p.name)};")
+            whole = overwritten(kernel)  # set whole before any read: a region need not copy them in
             for p in arrays:
                 n, t = cname(p.name), self.ctype(p.dtype)
                 count = " * ".join(f"kt_extent({self.expr(ir.substitute(s, entry))})" for s in p.shape) or "1"
                 b.line(f"const size_t {n}_bytes = {count} * sizeof({t});")
-                writes = 1 if p.intent.writes else 0
+                writes = 2 if p.name in whole else 1 if p.intent.writes else 0
                 b.line(f"{t}* {n}_d = static_cast<{t}*>(kt_present ? kt_present({n}, {n}_bytes, {writes}) : nullptr);")
                 b.line(f"const bool {n}_kept = {n}_d != nullptr;")
                 with b.block(f"if (!{n}_kept)"):

@@ -1,6 +1,7 @@
 """The data region runtime of a migrated program (``kt_data``): while a region is open, each
 host array a translation is passed gets one buffer in device memory, made and filled on first
-use and kept across calls (a present table keyed by the host array's address range, as
+use (not filled where the call sets every element before reading any: ``writes`` 2, as
+OpenACC's ``create``) and kept across calls (a present table keyed by the host array's address range, as
 OpenACC's data regions keep theirs); the program copies an array back or forth only where its
 host code reads or writes it (``kt_update_host``, ``kt_update_device``), and at the region's
 end every array the device wrote is copied back.
@@ -146,7 +147,7 @@ extern "C" void* kt_present(const void* host, std::size_t bytes, int writes) {
             }
         }
         Entry e = allocate(bytes);
-        copy(const_cast<char*>(p), e, 0, e.bytes, true);
+        if (writes != 2) copy(const_cast<char*>(p), e, 0, e.bytes, true);  // 2: the call sets every byte first
         it = r.entries.emplace(p, e).first;
     }
     if (writes) it->second.device_newer = true;

@@ -18,6 +18,7 @@ from targets.defaults import KOKKOS
 from targets.kokkos_rows import team_function, team_row_nest
 from targets.row_scratch import on_chip
 from translate import ir, scan
+from translate.coverage import overwritten
 from translate.forward import forwarded
 from translate.ir import DType
 from translate.irquery import scalar_reads, scalar_writes
@@ -38,10 +39,11 @@ _REDUCERS = {"add": "Sum", "mul": "Prod", "max": "Max", "min": "Min"}
 
 
 RESIDENT = """\
-// a View over the data region's buffer of a host array (kt_present), where one is open
+// a View over the data region's buffer of a host array (kt_present), where one is open (writes:
+// 0 the call reads it only, 1 it writes it, 2 it sets every element before reading any)
 template <class V, class H>
-bool kt_resident(V& dev, const H& host, bool writes) {
-    void* p = kt_present ? kt_present(host.data(), host.span() * sizeof(typename H::value_type), writes ? 1 : 0)
+bool kt_resident(V& dev, const H& host, int writes) {
+    void* p = kt_present ? kt_present(host.data(), host.span() * sizeof(typename H::value_type), writes)
                          : nullptr;
     if (p == nullptr) return false;
     dev = V(static_cast<typename V::pointer_type>(p), host.layout());
@@ -455,6 +457,7 @@ class KokkosRenderer(CStyleRenderer):
             b.line(f"using namespace {ns};")
             b.line("ensure_kokkos();")
             copies, entry = shim_shapes(kernel)
+            whole = overwritten(kernel)  # set whole before any read: a region need not copy them in
             for p in kernel.params:
                 if p.name in copies:
                     b.line(f"const {self.ABI_TYPES[p.dtype]} {cname(p.name)}_in = *{cname(p.name)};")
@@ -467,7 +470,7 @@ class KokkosRenderer(CStyleRenderer):
                     args_h = ", ".join([ptr] + ([ext] if ext else []))  # a 0-d View takes the pointer only
                     b.line(f"{self.view_type(p, host=True)} {n}_h({args_h});")
                     b.line(f"{self.view_type(p, const=not p.intent.writes)} {n}_v;")
-                    writes = "true" if p.intent.writes else "false"
+                    writes = 2 if p.name in whole else 1 if p.intent.writes else 0
                     b.line(f"const bool {n}_kept = kt_resident({n}_v, {n}_h, {writes});")
                     b.line(f"if (!{n}_kept) {n}_v = Kokkos::create_mirror_view_and_copy("
                            f"Kokkos::DefaultExecutionSpace::memory_space(), {n}_h);")

@@ -3,6 +3,7 @@ generated shims and the Fortran update calls drive it, built with the Kokkos tar
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -197,3 +198,41 @@ def test_calls_are_logged_by_routine_outside_and_inside_regions_at_exit(tmp_path
     assert set(moved["outside"]) == {"exact_rhs", "error_norm"}
     assert moved["outside"]["exact_rhs"]["calls"] == 3 and moved["outside_calls"] == 4
     assert moved["outside_kernel_seconds"] >= moved["outside"]["exact_rhs"]["kernel_seconds"] >= 0.0
+
+
+CREATE = """\
+#include <Kokkos_Core.hpp>
+#include <cstddef>
+
+extern "C" void* kt_present(const void* host, std::size_t bytes, int writes);
+extern "C" void kt_data_begin();
+extern "C" void kt_data_end();
+
+extern "C" int create() {
+    Kokkos::initialize();
+    int failed = 0;
+    double a[4] = {1, 2, 3, 4};
+    kt_data_begin();  // the first call sets every element of a before reading any: nothing copied in
+    double* d = static_cast<double*>(kt_present(a, sizeof a, 2));
+    for (int k = 0; k < 4; ++k) d[k] = 10 * k;
+    kt_data_end();
+    if (a[3] != 30) failed = 1;  // and all of it comes back
+    kt_data_begin();  // a call that reads it: copied in
+    kt_present(a, sizeof a, 1);
+    kt_data_end();
+    Kokkos::finalize();
+    return failed;
+}
+"""
+
+
+def test_an_array_a_call_sets_whole_is_placed_without_a_copy_in(tmp_path: Path) -> None:
+    rendered = [Rendered({"kokkos/kt_data_kokkos.cpp": KOKKOS}, "kokkos/kt_data_kokkos.cpp", "", "kokkos"),
+                Rendered({"kokkos/create.cpp": CREATE}, "kokkos/create.cpp", "create", "kokkos")]
+    lib = project_library("kokkos", rendered, tmp_path, "kt_runtime")
+    log = tmp_path / "transfers.jsonl"
+    done = subprocess.run([sys.executable, "-c", f"import ctypes; assert ctypes.CDLL({str(lib)!r}).create() == 0"],
+                          env={**os.environ, "KT_TRANSFER_LOG": str(log)}, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    regions = [json.loads(line) for line in log.read_text().splitlines() if '"region"' in line]
+    assert [(r["h2d_bytes"], r["d2h_bytes"]) for r in regions] == [(0, 32), (32, 32)]
