@@ -184,16 +184,21 @@ extern "C" int calls() {
 """
 
 
-def test_calls_are_logged_by_routine_outside_and_inside_regions_at_exit(tmp_path: Path) -> None:
+def _logged(tmp_path: Path, source: str, symbol: str) -> Path:
+    """``symbol`` of ``source`` (built with the runtime) run in its own process with a transfer log,
+    which its region ends and its exit write: the log's path."""
     rendered = [Rendered({"kokkos/kt_data_kokkos.cpp": KOKKOS}, "kokkos/kt_data_kokkos.cpp", "", "kokkos"),
-                Rendered({"kokkos/calls.cpp": OUTSIDE}, "kokkos/calls.cpp", "calls", "kokkos")]
+                Rendered({f"kokkos/{symbol}.cpp": source}, f"kokkos/{symbol}.cpp", symbol, "kokkos")]
     lib = project_library("kokkos", rendered, tmp_path, "kt_runtime")
     log = tmp_path / "transfers.jsonl"
-    # its own process: the line is written when the process exits
-    done = subprocess.run([sys.executable, "-c", f"import ctypes; assert ctypes.CDLL({str(lib)!r}).calls() == 0"],
+    done = subprocess.run([sys.executable, "-c", f"import ctypes; assert ctypes.CDLL({str(lib)!r}).{symbol}() == 0"],
                           env={**os.environ, "KT_TRANSFER_LOG": str(log)}, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
-    moved = transfers(log)
+    return log
+
+
+def test_calls_are_logged_by_routine_outside_and_inside_regions_at_exit(tmp_path: Path) -> None:
+    moved = transfers(_logged(tmp_path, OUTSIDE, "calls"))
     assert moved["regions"] == 1 and moved["calls"] == 1 and moved["inside"]["adi"]["calls"] == 1
     assert set(moved["outside"]) == {"exact_rhs", "error_norm"}
     assert moved["outside"]["exact_rhs"]["calls"] == 3 and moved["outside_calls"] == 4
@@ -227,12 +232,6 @@ extern "C" int create() {
 
 
 def test_an_array_a_call_sets_whole_is_placed_without_a_copy_in(tmp_path: Path) -> None:
-    rendered = [Rendered({"kokkos/kt_data_kokkos.cpp": KOKKOS}, "kokkos/kt_data_kokkos.cpp", "", "kokkos"),
-                Rendered({"kokkos/create.cpp": CREATE}, "kokkos/create.cpp", "create", "kokkos")]
-    lib = project_library("kokkos", rendered, tmp_path, "kt_runtime")
-    log = tmp_path / "transfers.jsonl"
-    done = subprocess.run([sys.executable, "-c", f"import ctypes; assert ctypes.CDLL({str(lib)!r}).create() == 0"],
-                          env={**os.environ, "KT_TRANSFER_LOG": str(log)}, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
+    log = _logged(tmp_path, CREATE, "create")
     regions = [json.loads(line) for line in log.read_text().splitlines() if '"region"' in line]
     assert [(r["h2d_bytes"], r["d2h_bytes"]) for r in regions] == [(0, 32), (32, 32)]
