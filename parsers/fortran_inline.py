@@ -205,16 +205,16 @@ class Inliner:
                                       f" extents than {name.upper()} declares for {p.name}")
             elif subs is not None:
                 room = simplify(sub(sub(theirs, starts[k]), mine))
-                why = f"{p.name} may run past dimension {k + 1} of '{arg}'"
-                if isinstance(room, Const) and isinstance(room.value, int):
-                    if room.value < 0:
-                        raise Unsupported(f"call to {name.upper()} not inlined ({where}): {why}")
-                elif any(isinstance(n, Load) for n in ir.walk(room)):
-                    raise Unsupported(f"call to {name.upper()} not inlined ({where}): {why}")
-                else:
-                    self.room_checks.append(RoomCheck(room, f"call to {name.upper()} not inlined ({where}): {why}",
-                                                      f"{name.upper()} at {where}: {p.name} runs past dimension"
-                                                      f" {k + 1} of {arg}, which the translation assumes it does not"))
+                refusal = (f"call to {name.upper()} not inlined ({where}): {p.name} may run past"
+                           f" dimension {k + 1} of '{arg}'")
+                known = room.value if isinstance(room, Const) and isinstance(room.value, int) else None
+                if (known is not None and known < 0) or \
+                        (known is None and any(isinstance(n, Load) for n in ir.walk(room))):
+                    raise Unsupported(refusal)
+                if known is None:
+                    self.room_checks.append(RoomCheck(room, refusal, f"{name.upper()} at {where}: {p.name} runs past"
+                                                      f" dimension {k + 1} of {arg}, which the translation assumes"
+                                                      " it does not"))
         return arg, tuple(starts)
 
     def checked(self, made: tuple[ir.Stmt, ...]) -> tuple[ir.Stmt, ...]:

@@ -262,12 +262,9 @@ def _read_after(after: list[object], plan: RegionPlan, routine: str, mapped: set
     """The mapped arrays a main program's statements after its region may read (output of a few
     elements, a verification, a report): only those are copied back at its end. None where the
     statements can jump elsewhere (back before the region) or call host code not followed."""
-    inside = {str(c.item.label) for c in walk(after) if getattr(getattr(c, "item", None), "label", None)}
-    for stmt in walk(after, LEAVES):
-        if not isinstance(stmt, (F.Return_Stmt, F.Stop_Stmt)) and {str(x) for x in walk(stmt, F.Label)} - inside:
-            return None
-    statements = [s for node in after for s in ([node] if getattr(node, "item", None) is not None
-                                                  else _statements(node))]
+    if _jumps_out(after)[0]:
+        return None
+    statements = _statements(_Span(after, []))
     if any(_suspends(s, plan) or _hidden(s, plan, routine) for s in statements):
         return None
     return {n for s in statements for n in _touch(s, plan, mapped)[0]}

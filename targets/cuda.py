@@ -90,6 +90,10 @@ class CudaRenderer(CStyleRenderer):
             raise conv_unsupported(self, seg)
         cuda_launch_matmul(self, buf, seg)
 
+    def count(self, shape: Iterable[ir.Expr]) -> str:
+        """An array's element count from its extents (``kt_extent``: never negative)."""
+        return " * ".join(f"kt_extent({self.expr(e)})" for e in shape) or "1"
+
     def host_return(self) -> str:
         return "return cudaSuccess;"
 
@@ -151,7 +155,7 @@ class CudaRenderer(CStyleRenderer):
             self.host_segments(launcher, segs[:at])
             for arr in self.local_arrays():
                 n, t = cname(arr.name), self.ctype(arr.dtype)
-                count = " * ".join(f"kt_extent({self.expr(s)})" for s in arr.shape) or "1"
+                count = self.count(arr.shape)
                 launcher.line(f"kt_buffer<{t}> {n}_buf({count});  // local array")
                 launcher.line(f"KT_CUDA_CHECK({n}_buf.status);")
                 launcher.line(f"{t}* const {n} = {n}_buf.ptr;")
@@ -531,7 +535,7 @@ class CudaRenderer(CStyleRenderer):
             whole = overwritten(kernel)  # set whole before any read: a region need not copy them in
             for p in arrays:
                 n, t = cname(p.name), self.ctype(p.dtype)
-                count = " * ".join(f"kt_extent({self.expr(ir.substitute(s, entry))})" for s in p.shape) or "1"
+                count = self.count(ir.substitute(s, entry) for s in p.shape)  # type: ignore[misc]
                 b.line(f"const size_t {n}_bytes = {count} * sizeof({t});")
                 writes = 2 if p.name in whole else 1 if p.intent.writes else 0
                 b.line(f"{t}* {n}_d = static_cast<{t}*>(kt_present ? kt_present({n}, {n}_bytes, {writes}) : nullptr);")

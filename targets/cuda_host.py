@@ -37,8 +37,7 @@ def launch_on_host(r: CudaRenderer, buf: CodeBuffer, seg: DeviceSerial) -> None:
         buf.line("KT_CUDA_CHECK(cudaStreamSynchronize(stream));")
         for a in seg.arrays:
             n, t = cname(a), r.ctype(r.array(a).dtype)
-            count = " * ".join(f"kt_extent({r.expr(s)})" for s in r.array(a).shape) or "1"
-            buf.line(f"kt_host_copy<{t}> {n}_host({count});")
+            buf.line(f"kt_host_copy<{t}> {n}_host({r.count(r.array(a).shape)});")
             buf.line(f"if ({n}_host.ptr == nullptr) return cudaErrorMemoryAllocation;")
             buf.line(f"KT_CUDA_CHECK(cudaMemcpy({n}_host.ptr, {n}, {n}_host.count * sizeof({t}),"
                      " cudaMemcpyDeviceToHost));")

@@ -367,8 +367,9 @@ class KokkosRenderer(CStyleRenderer):
         scalars_in = self.used_scalars(seg.scalars_in, seg.stmts)
         renamed = [s for s in scalars_in if s in writes]
         params = self.seg_params(seg.arrays, scalars_in, refs=seg.scalars_out, renamed=renamed)
+        local = sorted(w for w in writes if w not in seg.scalars_in and w not in seg.scalars_out)
         if seg.on_host:
-            self.host_function(buf, seg, params, renamed)
+            self.host_function(buf, seg, params, renamed, local)
             return
         buf.line(f"// {seg.name}: serial device code at {self.where(seg.line)} (one thread)")
         with buf.block(self.signature(f"void {seg.name}", params)):
@@ -382,18 +383,17 @@ class KokkosRenderer(CStyleRenderer):
                     buf.line(f"{self.ctype(self.dtype_of(s))} {self.var(s)} = {self.var(s)}_in;")
                 for s in seg.scalars_out:
                     buf.line(f"{self.ctype(self.dtype_of(s, DType.F64))} {self.var(s)} = {self.var(s)}_d();")
-                local = [w for w in writes if w not in seg.scalars_in and w not in seg.scalars_out]
-                self.body_with_privates(buf, seg.stmts, sorted(local))
+                self.body_with_privates(buf, seg.stmts, local)
                 for s in seg.scalars_out:
                     buf.line(f"{self.var(s)}_d() = {self.var(s)};")
             for s in seg.scalars_out:
                 buf.line(f"Kokkos::deep_copy({self.var(s)}, {self.var(s)}_d);")
 
-    def host_function(self, buf: CodeBuffer, seg: DeviceSerial, params: list[str], renamed: list[str]) -> None:
+    def host_function(self, buf: CodeBuffer, seg: DeviceSerial, params: list[str], renamed: list[str],
+                      local: list[str]) -> None:
         """Serial code run on the host: host copies of its Views (the Views themselves where the
         default memory space is the host's) stand for them in the body; the ones it writes are
         copied back."""
-        writes = _scalar_writes(seg.stmts)
         buf.line(f"// {seg.name}: serial code at {self.where(seg.line)}, run on the host (loops one device thread"
                  " would take long over)")
         with buf.block(self.signature(f"void {seg.name}", params)):
@@ -405,8 +405,7 @@ class KokkosRenderer(CStyleRenderer):
                     buf.line(f"const auto {cname(a)} = {cname(a)}_host;")
                 for v in renamed:
                     buf.line(f"{self.ctype(self.dtype_of(v))} {self.var(v)} = {self.var(v)}_in;")
-                local = [w for w in writes if w not in seg.scalars_in and w not in seg.scalars_out]
-                self.body_with_privates(buf, seg.stmts, sorted(local))
+                self.body_with_privates(buf, seg.stmts, local)
             for a in seg.arrays:
                 if _writes(a, seg.stmts):
                     buf.line(f"Kokkos::deep_copy({cname(a)}, {cname(a)}_host);")

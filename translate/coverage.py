@@ -12,7 +12,8 @@ element and reads none; nothing before it can return, and the extents keep their
 from __future__ import annotations
 
 from translate import ir
-from translate.irquery import loop_vars, scalar_reads, scalar_writes
+from translate.irquery import arrays_touched, loop_vars, scalar_reads, scalar_writes
+from translate.loopfacts import access_count
 from translate.simplify import simplify
 
 
@@ -22,15 +23,10 @@ def overwritten(kernel: ir.Kernel) -> frozenset[str]:
                      and _set_first(kernel, p))
 
 
-def _touches(node: object, name: str) -> bool:
-    return any((isinstance(n, ir.Load) and n.array == name)
-               or (isinstance(n, ir.Extern) and name in n.inputs + n.outputs) for n in ir.walk(node))
-
-
 def _set_first(kernel: ir.Kernel, array: ir.Array) -> bool:
     changed: set[str] = set()
     for s in kernel.body:
-        if _touches(s, array.name):
+        if array.name in arrays_touched(s):
             return isinstance(s, ir.Loop) and _fills(s, array, changed)
         if any(isinstance(n, (ir.Return, ir.ErrorCall)) for n in ir.walk(s)):
             return False
@@ -48,8 +44,8 @@ def _fills(loop: ir.Loop, array: ir.Array, changed: set[str]) -> bool:
         return False
     stores = [s.target for s in body if isinstance(s, ir.Assign) and isinstance(s.target, ir.Load)
               and s.target.array == array.name]
-    reads = sum(1 for s in body for n in ir.walk(s) if isinstance(n, ir.Load) and n.array == array.name)
-    if len(stores) != 1 or reads != 1 or len(loops) != array.rank:  # the store's own target only
+    # one store, and no access but its own target
+    if len(stores) != 1 or access_count(body, array.name) != 1 or len(loops) != array.rank:
         return False
     by_var = {lp.var: lp for lp in loops}
     index = stores[0].index

@@ -32,7 +32,7 @@ from dataclasses import replace
 from translate import ir
 from translate.ir import Const, DType, Expr, Load, Var
 from translate.irquery import arrays_written, loop_vars, scalar_writes
-from translate.loopfacts import affine_in, index_temps, names_read, with_temps
+from translate.loopfacts import access_count, affine_in, index_temps, names_read, with_temps
 from translate.simplify import add, simplify, sub
 
 LOADS = 40  # array loads in the second loop after the rewrite, at most
@@ -81,7 +81,7 @@ def _rewrite(first: ir.Loop, second: ir.Loop, kernel: ir.Kernel, scratch: set[st
         return None
     names = {x.target.array for x in sets}  # type: ignore[union-attr]
     if not names <= scratch or len(names) != len(sets) or any(
-            sum(_accesses(s, n) for s in kernel.body) != _accesses(first, n) + _accesses(second, n) for n in names):
+            access_count(kernel.body, n) != access_count((first, second), n) for n in names):
         return None
     # what a value reads keeps its value from the first loop to the second
     changed = (scalar_writes(first) | scalar_writes(second)) - set(temps)
@@ -130,8 +130,3 @@ def _value_at(load: Load, row: tuple[Const, Expr, tuple[Expr, ...], Expr], first
     if not all(isinstance(e, Const) and isinstance(e.value, int) and e.value >= 0 for e in (below, above)):
         return None
     return simplify(ir.substitute(value, {first.var: simplify(add(Var(second.var, DType.I32), shift))}))  # type: ignore[arg-type]
-
-
-def _accesses(node: object, array: str) -> int:
-    """Loads and stores of ``array`` in ``node``."""
-    return sum(1 for n in ir.walk(node) if isinstance(n, Load) and n.array == array)
