@@ -48,15 +48,21 @@ from fparser.two.utils import walk
 
 from parsers.fortran_calltree import CALLS, ProcedureFacts, actual_arguments, passed_name
 from parsers.fortran_migrate import format_statement
+from parsers.fortran_touch import (
+    ENDS,
+    HEADERS,
+    host_reach,
+    names_outside,
+    scalars_written,
+    touch,
+    touches_unnamed,
+)
 from parsers.fortran_units import PROCEDURES, SourceFile, contained, head, make_parser, read, top_units, unit_name
 
 Translated = Mapping[str, frozenset[int]]  # a routine: the positions of its array arguments
 DO_CONSTRUCTS = (F.Block_Nonlabel_Do_Construct, F.Block_Label_Do_Construct)
 LEAVES = (F.Goto_Stmt, F.Computed_Goto_Stmt, F.Return_Stmt, F.Stop_Stmt, F.Arithmetic_If_Stmt)
-HEADERS = (F.Nonlabel_Do_Stmt, F.Label_Do_Stmt, F.If_Then_Stmt, F.Else_If_Stmt, F.Select_Case_Stmt,
-           F.Case_Stmt, F.Where_Construct_Stmt, F.Masked_Elsewhere_Stmt)
 SIZE_NAMES = ("size", "storage_size", "c_size_t")  # what a sized update names besides the array
-ENDS = (F.End_Do_Stmt, F.End_If_Stmt, F.Else_Stmt, F.End_Select_Stmt, F.Continue_Stmt, F.Cycle_Stmt, F.Exit_Stmt)
 Edit = tuple[int, int, int, list[str]]  # replace lines first..last by statements indented as line anchor
 
 
@@ -265,9 +271,9 @@ def _read_after(after: list[object], plan: RegionPlan, routine: str, mapped: set
     if _jumps_out(after)[0]:
         return None
     statements = _statements(_Span(after, []))
-    if any(_suspends(s, plan) or _hidden(s, plan, routine) for s in statements):
+    if any(_suspends(s, plan) or touches_unnamed(s, plan, routine) for s in statements):
         return None
-    return {n for s in statements for n in _touch(s, plan, mapped)[0]}
+    return {n for s in statements for n in touch(s, plan, mapped)[0]}
 
 
 def _host_units(tree: object) -> list[object]:
@@ -369,7 +375,7 @@ def _pieces(node: object, plan: RegionPlan, routine: str) -> list[object]:
         if c is None or isinstance(c, (str, F.Comment)):
             continue
         if isinstance(c, DO_CONSTRUCTS) and not plan.busy(c) and not _suspends(c, plan) and \
-                _jumps_out(c) == (set(), False) and not any(_hidden(x, plan, routine) for x in _statements(c)):
+                _jumps_out(c) == (set(), False) and not any(touches_unnamed(x, plan, routine) for x in _statements(c)):
             out.append(c)
         elif getattr(c, "item", None) is not None:
             out.append(c)
@@ -405,12 +411,12 @@ def _updates(piece: object, plan: RegionPlan, routine: str, mapped: set[str], sc
     if isinstance(piece, ENDS):
         return []
     construct = isinstance(piece, DO_CONSTRUCTS)
-    if not construct and (_suspends(piece, plan) or _hidden(piece, plan, routine)):
+    if not construct and (_suspends(piece, plan) or touches_unnamed(piece, plan, routine)):
         return _suspended_around(piece)
     touched: set[str] = set()
     written: set[str] = set()
     for stmt in _statements(piece) if construct else [piece]:
-        t, w = _touch(stmt, plan, mapped)
+        t, w = touch(stmt, plan, mapped)
         touched |= t
         written |= w
     if not touched:
@@ -436,7 +442,7 @@ def _updates(piece: object, plan: RegionPlan, routine: str, mapped: set[str], sc
         after.append(f"call kt_update_device_part({piece.items[0]}, storage_size({element}, kind=c_size_t) / 8)")
     if not construct and not hidden:  # elements a translation's scalar arguments write back on the host
         after += [f"call kt_update_device_part({a}, storage_size({passed_name(a)}, kind=c_size_t) / 8)"
-                  for a in _scalars_written(piece, plan, mapped)]
+                  for a in scalars_written(piece, plan, mapped)]
     return [e for e in ((first, first - 1, first, [update("host", n) for n in sorted(touched)]),
                         (last + 1, last, first, after)) if e[3]]
 
@@ -456,7 +462,7 @@ def _element_write(stmt: object, plan: RegionPlan, routine: str, mapped: set[str
     arrays = {n for n, is_array in declared.items() if is_array}
     used = {str(n).lower() for n in walk(subscripts, F.Name)}
     read = {str(n).lower() for n in walk(stmt.items[2], F.Name)}
-    if used & (arrays | mapped) or name in read or name in _host_reach(_names_outside(stmt, plan), plan):
+    if used & (arrays | mapped) or name in read or name in host_reach(names_outside(stmt, plan), plan):
         return None
     return name
 
@@ -475,64 +481,6 @@ def _update(side: str, name: str, sized: bool) -> str:
     if sized:
         return f"call kt_update_{side}_range({name}, size({name}, kind=c_size_t) * storage_size({name}) / 8)"
     return f"call kt_update_{side}({name})"
-
-
-def _callees_business(stmt: object, plan: RegionPlan) -> bool:
-    """Whether ``stmt`` needs no updates of its own: an end of a construct, or a call of a
-    translated or transparent routine (which follow their arrays themselves)."""
-    return isinstance(stmt, ENDS) or (isinstance(stmt, F.Call_Stmt) and str(stmt.items[0]).lower() in plan.passes)
-
-
-def _host_reach(names: set[str], plan: RegionPlan) -> frozenset[str]:
-    """The names not their own that the host routines among ``names`` (a statement's), and their
-    callees, mention (the globals they may touch)."""
-    out: frozenset[str] = frozenset()
-    for callee in names & plan.facts.routines.keys():
-        out |= plan.facts.reach(callee)[0]
-    return out
-
-
-def _hidden(stmt: object, plan: RegionPlan, routine: str) -> bool:
-    """Whether ``stmt`` calls host code touching mapped arrays that cannot be named here (module
-    variables this routine does not USE): their updates cannot go around the call."""
-    return not _callees_business(stmt, plan) and \
-        any(not plan.facts.visible(routine, n) for n in _host_reach(_names_outside(stmt, plan), plan) & plan.mapped)
-
-
-def _touch(stmt: object, plan: RegionPlan, mapped: set[str]) -> tuple[set[str], set[str]]:
-    """The mapped arrays one statement may read or write, and those it may write."""
-    if isinstance(stmt, F.Call_Stmt) and str(stmt.items[0]).lower() in plan.passes:
-        return _names_outside(stmt, plan) & mapped, set()  # subscripts, elements passed as scalars
-    if _callees_business(stmt, plan):
-        return set(), set()
-    names = _names_outside(stmt, plan)
-    reached = _host_reach(names, plan) & mapped  # host code of the program reaching no translation
-    touched = (names & mapped) | reached
-    if isinstance(stmt, (*HEADERS, F.Print_Stmt)) or _external_write(stmt):  # a condition, an output list: read
-        return touched, set(reached)
-    if isinstance(stmt, F.Assignment_Stmt):
-        return touched, reached | ({str(n).lower() for n in walk(stmt.items[0], F.Name)} & mapped)
-    return touched, touched  # READ, a call, an IF holding one: whatever it names may be written
-
-
-def _external_write(stmt: object) -> bool:
-    """A WRITE to ``*`` or a unit number only reads (an internal WRITE writes its CHARACTER variable)."""
-    specs = stmt.items[0].items if isinstance(stmt, F.Write_Stmt) and stmt.items[0] is not None else ()
-    unit = next((str(c.items[1]) for c in specs if isinstance(c, F.Io_Control_Spec) and c.items[0] in (None, "UNIT")),
-                "")
-    return unit == "*" or unit.isdigit()
-
-
-def _scalars_written(stmt: object, plan: RegionPlan, mapped: set[str]) -> list[object]:
-    """The elements of mapped arrays a call passes where the translation takes a scalar it may
-    write: the shim writes the result into the host's element, which the device's copy of the
-    array then lacks (only that element is copied: the call's own work on the rest of the array
-    is on the device)."""
-    if not isinstance(stmt, F.Call_Stmt):
-        return []
-    out = plan.scalars_out.get(str(stmt.items[0]).lower(), frozenset())
-    return [a for k, a in enumerate(actual_arguments(stmt))
-            if k in out and isinstance(a, F.Part_Ref) and passed_name(a) in mapped]
 
 
 def _statements(node: object) -> list[object]:
@@ -564,38 +512,6 @@ def _parent_construct(stmt: object, scope: object) -> object:
         if getattr(c, "item", None) is None and kids and kids[0] is stmt:
             return c
     return stmt
-
-
-def _names_outside(node: object, plan: RegionPlan) -> set[str]:
-    """The names a statement mentions, leaving out the arrays it passes to translated and
-    transparent routines where they take arrays (those are the callee's business; subscripts,
-    expressions and an element passed where the callee takes a scalar, NPB MG's ``m1(k)`` set on
-    the device by ``setup``, are read here)."""
-    if isinstance(node, CALLS) and str(node.items[0]).lower() in plan.passes:
-        positions = plan.passes[str(node.items[0]).lower()]
-        out: set[str] = set()
-        for k, arg in enumerate(actual_arguments(node)):
-            if k in positions and isinstance(arg, F.Part_Ref) and passed_name(arg) is not None:
-                out |= _names_outside(arg.items[1], plan)
-            elif k not in positions or passed_name(arg) is None:
-                out |= _names_outside(arg, plan)
-        return out
-    callee = plan.facts.routines.get(str(node.items[0]).lower()) if isinstance(node, CALLS) else None
-    if callee is not None:  # host code: the arrays it is passed but never touches are left out
-        out = set()
-        for k, arg in enumerate(actual_arguments(node)):
-            if not callee.ignores(k) or passed_name(arg) is None:
-                out |= _names_outside(arg, plan)
-            elif isinstance(arg, F.Part_Ref):
-                out |= _names_outside(arg.items[1], plan)
-        return out | {callee.name}
-    if isinstance(node, F.Name):
-        return {str(node).lower()}
-    out = set()
-    for c in getattr(node, "children", None) or getattr(node, "items", ()) or ():
-        if c is not None and not isinstance(c, str):
-            out |= _names_outside(c, plan)
-    return out
 
 
 def _indent(line: str) -> str:

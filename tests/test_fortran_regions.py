@@ -9,7 +9,8 @@ from fparser.two import Fortran2003 as F
 from fparser.two.utils import walk
 
 from parsers.fortran_calltree import procedure_facts
-from parsers.fortran_regions import RegionPlan, _external_write, place_regions, plan_regions
+from parsers.fortran_regions import RegionPlan, place_regions, plan_regions
+from parsers.fortran_touch import external_write
 from parsers.fortran_units import make_parser, read, top_units
 
 KERNELS = """\
@@ -304,4 +305,4 @@ def test_a_write_to_an_output_unit_only_reads_an_internal_write_writes(tmp_path:
               "  write (s, *) 3\n  write (u, *) 4\nend program w\n"
     (tmp_path / "w.f90").write_text(program)
     tree = read(tmp_path / "w.f90", tmp_path, make_parser(), [], {})[1]
-    assert [_external_write(w) for w in walk(tree, F.Write_Stmt)] == [True, True, False, False]
+    assert [external_write(w) for w in walk(tree, F.Write_Stmt)] == [True, True, False, False]
