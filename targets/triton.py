@@ -321,7 +321,7 @@ class _ModuleWriter:
                 self.pending.fetch(set(seg.scalars_in) | set(seg.scalars_out if isinstance(seg, DeviceSerial) else ()))
                 m = self.mappings[seg.name]
                 emitter = NestEmitter(self.kernel, m.nest if m.nest is not None else seg, m.split, m.walk, m.queued,
-                                      self.schedule.masks_after_walk, self.schedule.shared_subscript_first) \
+                                      self.schedule.masks_after_walk, self.schedule.shared_subscript_first, m.flat) \
                     if isinstance(seg, DeviceNest) else SerialEmitter(self.kernel, seg)
                 text, launch = emitter.emit()
                 self.device_helpers |= emitter.dev.helpers

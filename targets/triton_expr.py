@@ -27,6 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from translate import ir
+from translate.flat import FlatIndex
 
 TL_DTYPE = {
     ir.DType.F64: "tl.float64", ir.DType.F32: "tl.float32", ir.DType.F16: "tl.float16",
@@ -200,6 +201,8 @@ class DeviceExpr:
     vector: set[str] = field(default_factory=set)  # names whose value differs between lanes
     # Schedule.shared_subscript_first: a 1-D subscript's shared part added to the pointer first
     shared_subscript_first: bool = False
+    # translate.flat: the accesses at the lane's flat index ``offs`` (a flat tile's nest), else None
+    flat: FlatIndex | None = None
 
     def __call__(self, e: ir.Expr) -> str:
         return self.expr(fold(e))
@@ -251,6 +254,8 @@ class DeviceExpr:
             shared, lanes = split_terms(fold(index[0]), self.is_vector)
             if shared is not None and lanes is not None and not isinstance(fold(shared), ir.Const):
                 return f"({py_name(array)} + {self._wrap(self(shared))}) + {self._wrap(self(lanes))}"
+        if self.flat is not None and self.flat.covers(self.kernel.param(array), index):
+            return f"{py_name(array)} + offs"
         ptr = f"{py_name(array)} + {self.offset(array, index)}"
         if self.mask is not None and not any(self.is_vector(i) for i in index):
             ptr += " + zero_lanes"  # a lane-invariant address, broadcast to the tile for the mask

@@ -25,6 +25,7 @@ from targets.triton_expr import (
 from targets.triton_helpers import pair_join
 from targets.triton_partials import REDUCE, identity, loc_identity, partial_arrays, partial_slots
 from translate import argreduce, ir
+from translate.flat import FlatIndex
 from translate.irquery import arrays_written
 from translate.partition import DeviceNest, fastest_first
 from translate.simplify import const_int, simplify
@@ -175,8 +176,9 @@ class NestEmitter(_Emitter):
 
     def __init__(self, kernel: ir.Kernel, nest: DeviceNest, split: Split | None = None,
                  tile: tuple[int, int] | None = None, queues: bool = True, masks_after_walk: bool = False,
-                 shared_subscript_first: bool = False) -> None:
+                 shared_subscript_first: bool = False, flat: FlatIndex | None = None) -> None:
         super().__init__(kernel)
+        self.flat = flat  # translate.flat: accesses addressed at the lane's flat index
         self.nest = nest
         self.split = split  # targets.splits: the serial loop in chunks along grid axis 1
         self.tile = tile  # targets.planes: (rows, planes) of a 3-D nest walked by planes
@@ -254,7 +256,9 @@ class NestEmitter(_Emitter):
             first = "kt_first"
         body(f"offs = {first} + tl.arange(0, BLOCK)")
         body(f"mask = offs < {' * '.join(t for t, _ in trips)}")
-        self.decompose(order, trips)
+        self.dev.flat = self.flat
+        if self.flat is None or not self.flat.whole:
+            self.decompose(order, trips)
         self.private_lines()
         if self.split is not None:
             self.split_loop(self.split)

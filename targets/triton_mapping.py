@@ -19,6 +19,7 @@ from targets.planes import queued, triton_walk
 from targets.splits import Split, split_nest
 from targets.triton_rows import row_nest
 from translate import ir
+from translate.flat import FlatIndex, flat_index
 from translate.partition import DeviceNest, DeviceSerial, device_segments, scan_segment
 from translate.schedule import Schedule
 
@@ -42,6 +43,7 @@ class TritonMapping:
     walk: tuple[int, int] | None = None  # WALK: (rows of a tile, planes or rows per program)
     queued: bool = False  # WALK, TILE, SPLIT: whether a walk keeps register queues
     scan: ir.Loop | None = None  # SCAN: the recurrence
+    flat: FlatIndex | None = None  # TILE: the accesses at the lane's flat index (translate.flat)
 
 
 def map_nest(seg: DeviceNest, kernel: ir.Kernel, schedule: Schedule) -> TritonMapping:
@@ -50,7 +52,9 @@ def map_nest(seg: DeviceNest, kernel: ir.Kernel, schedule: Schedule) -> TritonMa
     if (split := split_nest(seg, kernel, schedule)) is not None:
         return TritonMapping(Shape.SPLIT, seg, split=split, queued=queued(schedule, seg, "triton"))
     nest, walk = triton_walk(seg, kernel, schedule)
-    return TritonMapping(Shape.WALK if walk else Shape.TILE, nest, walk=walk, queued=queued(schedule, nest, "triton"))
+    if walk:
+        return TritonMapping(Shape.WALK, nest, walk=walk, queued=queued(schedule, nest, "triton"))
+    return TritonMapping(Shape.TILE, nest, queued=queued(schedule, nest, "triton"), flat=flat_index(nest, kernel))
 
 
 def map_segments(kernel: ir.Kernel, schedule: Schedule, segments: tuple) -> dict[str, TritonMapping]:

@@ -304,9 +304,9 @@ def test_collapsed_3d_mixed_layouts(tmp_path: Path, run_length: int) -> None:
               arr("bt", n3, n2, n1, layout=Layout.RIGHT), arr("cc", n1, n2, n3, intent=Intent.OUT))
     sch = Schedule(block_rows=2 if run_length else 0, run_length=run_length)
     mod, src = load_module(kern("axpb3", params, body), tmp_path, sch)
-    if run_length == 1:
-        assert "k_trip" in src and "j_trip" in src and "kt_q1 = kt_q0 // j_trip" in src
-        assert "k = kt_q1 + kt_lane1 // j_trip" in src
+    if run_length == 1:  # every access in memory order, bt's too (its RIGHT layout reversed): translate.flat
+        assert "k_trip" in src and "j_trip" in src and "kt_q" not in src
+        assert "tl.load(bt + offs," in src and "tl.store(cc + offs," in src
     else:
         assert "for run in range(PLANES):" in src and "in_plane = mask & (zero_lanes + k_k < k_trip)" in src
         assert f"PLANES={run_length or 8})" in src and "rows = min(2, block)" in src
@@ -319,6 +319,31 @@ def test_collapsed_3d_mixed_layouts(tmp_path: Path, run_length: int) -> None:
     want = 0.1 * A + BT.transpose(2, 1, 0)
     got = tc.cpu().numpy().reshape((a1, a2, a3), order="F")
     np.testing.assert_allclose(got, want, rtol=1e-15, atol=1e-15)  # the GPU contracts a*x+b into an FMA
+
+
+@pytest.mark.parametrize("extent", ["n2", "m2"])
+def test_flat_index_only_where_offsets_follow_it(tmp_path: Path, extent: str) -> None:
+    """translate.flat: ``c(i, j) = a(j, i) + b(i, j)`` addresses c at the flat lane index; a (read
+    transposed) and b (declared (m1, m2), its leading extent not the loop's, when ``extent`` is m2)
+    keep the loop variables rebuilt from it; the results are those of the source either way."""
+    n1, n2, i, j = v("n1"), v("n2"), v("i"), v("j")
+    body = (loop("j", 0, n2, (loop("i", 0, n1, (ir.Assign(
+        ld("c", i, j), b("add", ld("a", j, i), ld("b", i, j))),),),),),)
+    b_shape = (n1, n2) if extent == "n2" else (v("m1"), v("m2"))
+    params = (sc("n1"), sc("n2"), sc("m1"), sc("m2"), arr("a", n2, n1), arr("b", *b_shape),
+              arr("c", n1, n2, intent=Intent.OUT))
+    mod, src = load_module(kern("addt", params, body), tmp_path, Schedule(run_length=1))
+    assert "tl.store(c + offs," in src and "kt_q0 = kt_first // i_trip" in src
+    assert "tl.load(a + j + n2 * (i)," in src
+    assert ("tl.load(b + offs," in src) == (extent == "n2")
+    r = rng(7)
+    a1, a2 = 5, 6
+    m1, m2 = (a1, a2) if extent == "n2" else (a1 + 2, a2 + 3)
+    A, B = r.standard_normal((a2, a1)), r.standard_normal((m1, m2))
+    tc = nan_like(a1 * a2)
+    mod.addt(a1, a2, m1, m2, t(A.ravel(order="F")), t(B.ravel(order="F")), tc, block=16)
+    want = A.T + B[:a1, :a2]
+    np.testing.assert_allclose(tc.cpu().numpy().reshape((a1, a2), order="F"), want, rtol=1e-15, atol=1e-15)
 
 
 def lap7_kernel() -> ir.Kernel:
@@ -596,7 +621,7 @@ def test_triton_warps_written_only_where_they_differ_from_tritons_default() -> N
                       ir.Assign(v("tmp", F64), ld("x", i, j)), ir.Assign(ld("x", i, j), ld("y", i, j)),
                       ir.Assign(ld("y", i, j), v("tmp", F64)))),)),), (sc("tmp", F64), sc("i"), sc("j")))
     src2d = get_renderer("triton").render(swap2d).source
-    assert "kt_lane0" in src2d and "num_warps" not in src2d  # a flat 2-D nest: 4 (ideal_gas_like ran slower with 8)
+    assert "tl.store(x + offs," in src2d and "num_warps" not in src2d  # a flat 2-D nest: 4 (ideal_gas_like ran slower with 8)
 
 
 def test_fp64_scalar_stored_as_is_keeps_its_precision(tmp_path: Path) -> None:
