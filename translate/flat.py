@@ -33,7 +33,7 @@ class FlatIndex:
         if not isinstance(decl, ir.Array) or decl.complex or decl.rank != len(self.loops):
             return False
         dims = list(range(decl.rank)) if decl.layout is ir.Layout.LEFT else list(range(decl.rank - 1, -1, -1))
-        for pos, (dim, lp) in enumerate(zip(dims, self.loops)):
+        for pos, (dim, lp) in enumerate(zip(dims, self.loops, strict=True)):
             sub = index[dim]
             if not isinstance(sub, ir.Var) or sub.name != lp.var:
                 return False

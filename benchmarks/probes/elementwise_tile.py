@@ -19,7 +19,6 @@ import sys
 import torch
 import triton
 import triton.language as tl
-
 from probe_common import in_turns
 
 
