@@ -621,7 +621,8 @@ def test_triton_warps_written_only_where_they_differ_from_tritons_default() -> N
                       ir.Assign(v("tmp", F64), ld("x", i, j)), ir.Assign(ld("x", i, j), ld("y", i, j)),
                       ir.Assign(ld("y", i, j), v("tmp", F64)))),)),), (sc("tmp", F64), sc("i"), sc("j")))
     src2d = get_renderer("triton").render(swap2d).source
-    assert "tl.store(x + offs," in src2d and "num_warps" not in src2d  # a flat 2-D nest: 4 (ideal_gas_like ran slower with 8)
+    # a flat 2-D nest: 4 warps (ideal_gas_like ran slower with 8)
+    assert "tl.store(x + offs," in src2d and "num_warps" not in src2d
 
 
 def test_fp64_scalar_stored_as_is_keeps_its_precision(tmp_path: Path) -> None:
