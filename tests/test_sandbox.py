@@ -43,6 +43,13 @@ attempt("write_usr", lambda: Path("/usr/kt-planted").write_text("x"))
 attempt("write_scratch", lambda: Path(args["scratch"], "mine.txt").write_text("x"))
 attempt("connect_host", lambda: socket.create_connection(("127.0.0.1", args["port"]), timeout=3))
 attempt("connect_out", lambda: socket.create_connection(("1.1.1.1", 443), timeout=3))
+def environs():
+    # every process the candidate can see, bubblewrap's own (PID 1) first: which canaries their
+    # environments hold, and how many of them could be read
+    texts = [Path(f"/proc/{p}/environ").read_bytes().decode(errors="replace")
+             for p in sorted(os.listdir("/proc"), key=lambda p: (len(p), p)) if p.isdigit()]
+    return json.dumps([len(texts), [c for c in args["canaries"] if any(c in t for t in texts)]])
+attempt("proc_environ", environs)
 attempt("uid", lambda: os.getuid())
 attempt("import_numpy", lambda: __import__("numpy").arange(3).sum())
 attempt("import_worker", lambda: __import__("validation.worker").__name__)
@@ -66,6 +73,7 @@ def test_sandbox_is_available_here() -> None:
 def test_escapes_fail_and_the_worker_still_works(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-not-for-candidates")
     monkeypatch.setenv("KT_TEST_TOKEN", "tok-not-for-candidates")
+    monkeypatch.setenv("KT_TEST_PLAIN", "a-project-only-variable")  # not secret by name: not on the allow-list
     project = tmp_path / "project"
     (project / "out" / "golden" / "r").mkdir(parents=True)
     (project / "out" / "golden" / "r" / "case0.npz").write_bytes(b"expected outputs")
@@ -78,7 +86,8 @@ def test_escapes_fail_and_the_worker_still_works(tmp_path: Path, monkeypatch: py
     args = {"golden": str(project / "out" / "golden" / "r" / "case0.npz"), "reference": str(cache / "ktref_abc.so"),
             "source": str(sandbox.REPO_ROOT / "translate" / "ir.py"),
             "worker": str(sandbox.REPO_ROOT / "validation" / "worker.py"), "home": str(Path.home()),
-            "repo": str(sandbox.REPO_ROOT), "outside": str(project), "scratch": str(scratch), "port": port}
+            "repo": str(sandbox.REPO_ROOT), "outside": str(project), "scratch": str(scratch), "port": port,
+            "canaries": ["sk-not-for-candidates", "tok-not-for-candidates", "a-project-only-variable"]}
     cmd = sandbox.command([sys.executable, "-P", "-c", PROBE, json.dumps(args)], sandbox.Jail(writable=[scratch]),
                           cwd=scratch)
     r = run_process(cmd, "probe", 120, exit_signals=True)
@@ -93,6 +102,10 @@ def test_escapes_fail_and_the_worker_still_works(tmp_path: Path, monkeypatch: py
     for name in ("read_golden", "read_reference", "read_source", "write_repo", "write_outside",
                  "write_usr", "connect_host", "connect_out"):
         assert seen[name][0] == "error", (name, seen[name])
+    # bubblewrap's init and the worker were both read, and neither holds a variable of ours
+    assert seen["proc_environ"][0] == "ok", seen["proc_environ"]
+    count, leaked = json.loads(seen["proc_environ"][1])
+    assert count >= 2 and leaked == [], seen["proc_environ"]
     assert seen["uid"] == ["ok", str(sandbox.SANDBOX_UID)]
     for name in ("read_worker", "write_scratch", "import_numpy", "import_worker"):
         assert seen[name][0] == "ok", (name, seen[name])

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from validation import cputime, stopping
 from validation.sandbox import REPO_ROOT
+from validation.secrets import child_environment
 
 # How often run_process reads a CPU-time-limited group's CPU time from /proc (a scan of
 # every process, cheap next to the interval), so a limit is enforced to within this.
@@ -62,8 +63,9 @@ def run_process(cmd: list[str], what: str, timeout: float, cwd: Path | None = No
                 env: dict[str, str] | None = None, progress: Path | None = None,
                 cpu_limit: float | None = None, max_processes: int | None = None,
                 exit_signals: bool = False) -> ProcResult:
-    """Run ``cmd`` in its own process group; kill the whole group when it runs
-    ``timeout`` wall-clock seconds or, given ``cpu_limit``, once the group has used
+    """Run ``cmd`` in its own process group, with ``env`` (default: ours) less its secrets
+    (:mod:`validation.secrets`); kill the whole group when it runs ``timeout`` wall-clock
+    seconds or, given ``cpu_limit``, once the group has used
     ``cpu_limit`` seconds of CPU time (user + system of all its processes and threads,
     read from /proc: :mod:`validation.cputime`). Both count from the start, or from
     when ``progress`` (a file the process appends to after each step) last grew.
@@ -83,8 +85,8 @@ def run_process(cmd: list[str], what: str, timeout: float, cwd: Path | None = No
         timeout, cpu_limit = min(timeout, cpu_limit), None
     with tempfile.TemporaryFile("w+", errors="replace") as log:
         try:
-            p = subprocess.Popen(dies_with_us(cmd), cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=log,
-                                 stderr=subprocess.STDOUT, start_new_session=True)
+            p = subprocess.Popen(dies_with_us(cmd), cwd=cwd, env=child_environment(env), stdin=subprocess.DEVNULL,
+                                 stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         except OSError as exc:
             return ProcResult(False, f"{what} could not start: {exc}", None, "", 0.0)
         deadline, stamp, started = t0 + timeout, None, t0
@@ -175,7 +177,8 @@ def dies_with_us(cmd: list[str]) -> list[str]:
 
 
 def py_env(extra: dict[str, str] | None = None) -> dict[str, str]:
-    env = dict(os.environ)
+    """Our environment less its secrets, the tool's source on PYTHONPATH, then ``extra``."""
+    env = child_environment()
     env["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT), *filter(None, [env.get("PYTHONPATH")])])
     env.update(extra or {})
     return env

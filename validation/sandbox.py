@@ -12,8 +12,10 @@ Flatpak is built on) starts in new user, PID, network, IPC, UTS and cgroup names
   call names (the candidate's library or launcher); the project, its golden data, the
   reference build cache and the user's home are not there at all;
 - one writable directory (the call's scratch folder: its inputs, its outputs; also $TMPDIR and $HOME);
-- a scrubbed environment (``--clearenv``, then only ``PASSED_ENV`` and what the caller sets:
-  no API keys, no tokens);
+- an environment built from an allow-list (``--clearenv``, then only ``PASSED_ENV`` and what the
+  caller sets, never a secret's name: :mod:`validation.secrets`); bubblewrap itself starts from
+  ``env -i`` with a bare PATH, since its own process is the sandbox's PID 1, whose
+  ``/proc/1/environ`` a candidate can read;
 - uid 65534 and no capabilities inside, ``--die-with-parent`` (the sandbox dies with the tool);
 - limits: the caller's CPU-time and wall-clock limits and a process count
   (:func:`validation.processes.run_process`), an address-space limit through ``prlimit`` on
@@ -37,6 +39,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from validation.secrets import is_secret
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 # the modules a validation worker imports; nothing else of the tool is visible inside
 WORKER_FILES = ("validation/__init__.py", "validation/worker.py", "validation/npz.py", "validation/timing.py",
@@ -46,12 +50,13 @@ TOOL_PACKAGES = tuple(REPO_ROOT / d for d in ("parsers", "translate", "validatio
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 ETC_FILES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "localtime", "passwd", "group",
              "nsswitch.conf", "os-release")
-# variables a worker may inherit (exact names, then prefixes); names holding KEY, TOKEN,
-# SECRET or PASSWORD never pass, whatever their prefix
+# variables a worker may inherit (exact names, then prefixes); a secret's name
+# (validation.secrets.SECRET_WORDS) never passes, whatever its prefix
 PASSED_ENV = ("PATH", "LANG", "LC_ALL", "LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES", "CUDA_HOME", "CUDA_PATH",
               "NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES")
 PASSED_PREFIXES = ("OMP_", "OPENBLAS_", "MKL_", "TRITON_", "KOKKOS_")
-SECRET_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "CREDENTIAL")
+# all bubblewrap and prlimit start with: neither needs more, and bubblewrap's process stays in the sandbox
+LAUNCH_ENV = ("PATH=/usr/bin:/bin", "LANG=C.UTF-8")
 SANDBOX_UID = 65534  # "nobody": the user a candidate runs as inside its namespace
 MEMORY_LIMIT_BYTES = 16 * 1024**3  # address space of a CPU worker (numpy, torch and the interpreter fit well)
 MAX_PROCESSES = 64  # processes one sandboxed call may have at once (run_process kills the group beyond)
@@ -137,19 +142,19 @@ def environment(extra: Mapping[str, str], scratch: Path | None) -> dict[str, str
     """The variables a sandboxed worker gets: ``PASSED_ENV`` from ours, minus anything secret,
     a home and temporary folder in its scratch, then ``extra``."""
     env = {k: v for k, v in os.environ.items()
-           if (k in PASSED_ENV or k.startswith(PASSED_PREFIXES)) and not any(w in k.upper() for w in SECRET_WORDS)}
+           if (k in PASSED_ENV or k.startswith(PASSED_PREFIXES)) and not is_secret(k)}
     env.setdefault("PATH", "/usr/bin:/bin")
     env.setdefault("LANG", "C.UTF-8")
     env.pop("TRITON_CACHE_DIR", None)
     # the package folders outside the interpreter's prefixes (a user site, say) go on the path by
     # name: inside, HOME is the scratch folder, so Python would not find a user site itself
     prefixes = [Path(p).resolve() for p in {sys.prefix, sys.base_prefix, sys.exec_prefix}]
-    extra = [str(p) for p in python_paths() if not any(p.is_relative_to(q) for q in prefixes)]
+    outside = [str(p) for p in python_paths() if not any(p.is_relative_to(q) for q in prefixes)]
     env.update({"PYTHONDONTWRITEBYTECODE": "1", "PYTHONNOUSERSITE": "1",
-                "PYTHONPATH": os.pathsep.join([str(REPO_ROOT), *extra])})
+                "PYTHONPATH": os.pathsep.join([str(REPO_ROOT), *outside])})
     if scratch is not None:
         env.update({"HOME": str(scratch), "TMPDIR": str(scratch), "TRITON_CACHE_DIR": str(scratch / ".triton")})
-    env.update(extra)
+    env.update({k: v for k, v in extra.items() if not is_secret(k)})
     return env
 
 
@@ -183,4 +188,4 @@ def command(cmd: Sequence[str], jail: Jail, tool: str | None = None, cwd: Path |
         args += ["--chdir", str(cwd)]
     limit = [] if jail.gpu or not jail.memory_bytes or not shutil.which("prlimit") else \
         ["prlimit", f"--as={jail.memory_bytes}", "--core=0", "--"]
-    return [*limit, *args, "--", *cmd]
+    return [shutil.which("env") or "env", "-i", *LAUNCH_ENV, *limit, *args, "--", *cmd]

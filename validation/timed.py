@@ -34,6 +34,7 @@ from validation import sandbox, stopping
 from validation.inputs import Case
 from validation.processes import dies_with_us, one_thread, py_env
 from validation.runners import candidate_jail, write_cases
+from validation.secrets import child_environment
 
 PINGS = 15  # no-op round trips measured before the calls
 
@@ -112,8 +113,8 @@ def _run(cmd: list[str], cwd: Path, env: dict[str, str] | None, base: Path, item
          timeout: float) -> TimedCalls:
     log = base / "log.txt"
     with open(log, "wb") as err:
-        proc = subprocess.Popen(dies_with_us(cmd), cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=err, start_new_session=True)
+        proc = subprocess.Popen(dies_with_us(cmd), cwd=cwd, env=child_environment(env), stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=err, start_new_session=True)
     chan = _Channel(proc, timeout)
     try:
         chan.expect("ready")
