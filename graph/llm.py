@@ -27,6 +27,8 @@ from urllib.parse import urlparse
 
 import openai
 
+from validation.secrets import redact, secret_values
+
 log = logging.getLogger(__name__)
 
 TokenParam = Literal["auto", "max_completion_tokens", "max_tokens"]
@@ -185,6 +187,9 @@ class LLMClient:
         LLMError when the key variable is unset or the request fails after the allowed retries.
         """
         _check_messages(messages)
+        # whatever a candidate printed (a failure log goes to the fixer) leaves without a secret
+        values = secret_values(extra=[self.settings.api_key_env])
+        messages = [{**m, "content": redact(m["content"], values)} for m in messages]
         key = self.cache_key(messages)
         hit = self._read_cache(key)
         if hit is not None:

@@ -40,6 +40,7 @@ from translate.schedule import Schedule
 from validation import sandbox
 from validation.region import ReferenceSpec, TargetValidation, ValidationPlan, validate_region
 from validation.runners import build_reference
+from validation.secrets import redact
 
 Printer = Callable[[str], None]
 
@@ -84,6 +85,7 @@ class WorkflowRun:
     def progress(self, message: str) -> None:
         elapsed = time.monotonic() - self._started
         with self._print_lock:
+            message = redact(message, extra=[self.workflow.agent.api_key_env])  # a failure may quote a candidate
             self._print(f"[{self.workflow.name} {elapsed:6.1f}s] {message}")
 
     # ------------------------------------------------------------ parse/plan
@@ -491,7 +493,8 @@ class WorkflowRun:
             except (OSError, ValueError, ConfigError) as err:
                 program = {"name": self.workflow.program.name or self.workflow.name, "status": "failed",
                            "reason": str(err), "targets": {}}
-        json_path, md_path = write_reports(self.out_dir, self.workflow.name, entries, notes, program)
+        json_path, md_path = write_reports(self.out_dir, self.workflow.name, entries, notes, program,
+                                          secret_names=[self.workflow.agent.api_key_env])
         self.progress(f"report: {md_path}")
         return json_path
 

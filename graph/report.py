@@ -21,13 +21,15 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from graph.charts import Point, roofline_svg, speedup_svg
 from graph.report_html import render_html
 from targets.torch_module import NOTE_PREFIXES
 from validation.atomic import write_atomic
+from validation.secrets import redact_tree, secret_values
 
 TARGET_KEYS = ("status", "reason", "max_abs_err", "max_rel_err", "rel_l2_err", "trials", "files")
 
@@ -64,13 +66,20 @@ def summary(regions: list[dict[str, Any]]) -> Counter[str]:
 
 
 def write_reports(out_dir: Path, workflow: str, regions: list[dict[str, Any]],
-                  notes: list[str] | None = None, program: dict[str, Any] | None = None) -> tuple[Path, Path]:
+                  notes: list[str] | None = None, program: dict[str, Any] | None = None,
+                  secret_names: Sequence[str] = ()) -> tuple[Path, Path]:
+    """report.json, report.md and report.html, every text in them redacted (validation.secrets:
+    a candidate's output may hold whatever it could read; ``secret_names``: more secret variables)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     regions = sorted(regions, key=lambda r: (r["source"], r["line"], r["name"]))
+    values = secret_values(extra=secret_names)
+    regions = cast(list[dict[str, Any]], redact_tree(regions, values))
+    notes = cast(list[str], redact_tree(list(notes or []), values))
     doc: dict[str, Any] = {"workflow": workflow, "regions": regions}
     if notes:
         doc["notes"] = notes
     if program is not None:
+        program = cast(dict[str, Any], redact_tree(program, values))
         doc["program"] = program
     json_path = out_dir / "report.json"
     write_atomic(json_path, json.dumps(doc, indent=2, default=str) + "\n")

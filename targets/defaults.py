@@ -41,6 +41,10 @@ class TritonDefaults:
     # lanes of a reduction over two or more loops, in blocks: wider programs leave fewer partials
     # and keep more loads in flight
     wide_reduction: int = 4
+    # lanes of an elementwise nest of two or more loops addressed at its flat offsets
+    # (translate.flat), in blocks: 1024 lanes at 4 warps reached the copy rate on sigmoid and ELU,
+    # 256 lanes 91-97% of it (benchmarks/probes/elementwise_tile.py); 1-D nests keep one block
+    flat_width: int = 4
     # lanes of a program walking rows of a 2-D nest, in blocks: strips of 512 lanes (4 warps) were
     # fastest, 256 a little slower, 1024 (8 warps) far slower
     walk_width: int = 2

@@ -486,6 +486,9 @@ class _ModuleWriter:
                         wide = TRITON.wide_reduction
                         out(f"lanes = block * {wide}  # a reduction over several loops: wider programs")
                         lanes = "lanes"
+                    elif launch.flat and not launch.partials and launch.split is None:
+                        out(f"lanes = block * {TRITON.flat_width}  # elementwise at flat offsets: wider programs")
+                        lanes = "lanes"
                     per = lanes if launch.tiles == 1 else f"{lanes} * {launch.tiles}"
                     out(f"grid = (triton.cdiv({total}, {per}),"
                         + (f" max(1, triton.cdiv({launch.split[0]}, chunk)))" if launch.split is not None else ")"))

@@ -72,6 +72,7 @@ class Launch:
     tile: tuple[tuple[str, ...], int, int] | None = None
     tiles: int = 1  # BLOCK-wide tiles one program of a reduction sums (TILES)
     written: int = 0  # arrays the nest stores to
+    flat: bool = False  # a nest of two or more loops addressed by the flat lane offset alone (translate.flat)
 
 
 
@@ -245,7 +246,7 @@ class NestEmitter(_Emitter):
         _drop_unused_zero_lanes(body)
         launch = Launch(nest.name, self.launch_args + [t for t, _ in trips], trips,
                         list(nest.reductions), split=split, tiles=tiles,
-                        written=len(arrays_written(nest.body)))
+                        written=len(arrays_written(nest.body)), flat=self.flat is not None and self.flat.whole)
         return self.head(extra).text() + body.text(), launch
 
     def lanes(self, first: str, order: tuple[int, ...], trips: list[tuple[str, ir.Loop]]) -> None:

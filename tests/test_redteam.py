@@ -181,3 +181,66 @@ def test_a_cuda_answer_that_only_compiles_is_pending_not_accepted(tmp_path: Path
     assert [a["status"] for a in region["attempts"]] == ["pending"]
     assert region["targets"]["cuda"]["status"] == "pending"
     assert "pending until validated where it can run" in region["targets"]["cuda"]["reason"]
+
+
+def _files_holding(root: Path, needle: bytes) -> list[str]:
+    return [str(p) for p in root.rglob("*") if p.is_file() and needle in p.read_bytes()]
+
+
+def test_a_printed_key_reaches_no_request_report_or_file(tmp_path: Path, server: ScriptedLLMServer,
+                                                         monkeypatch: pytest.MonkeyPatch,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """A candidate that knows a key (here: the canary, written into its text) and prints it in its
+    failure, bare and as an environment dump, gets it to neither the fixer's request, the report,
+    the progress output nor any file of the project; the honest answer after it is accepted."""
+    monkeypatch.setenv(KEY_ENV, SECRET)
+    # the key reversed in the answer's text (the answer is kept, in the reply cache and the graph's
+    # checkpoints), turned round only when it runs
+    leak = (f"    key = '{SECRET[::-1]}'[::-1]\n"
+            f"    raise RuntimeError('bad launch configuration: {KEY_ENV}=' + key + ' HOME=/root (key ' + key + ')')")
+    server.add(_py(leak), CORRECT)
+    region = _run(tmp_path, server, "triton", 2)
+    assert [a["status"] for a in region["attempts"]] == ["failed", "validated"], region["attempts"]
+    assert "bad launch configuration" in region["attempts"][0]["reason"]  # the failure itself is kept
+    assert len(server.requests) == 2 and "bad launch configuration" in json.dumps(server.requests[1])
+    assert SECRET not in json.dumps(server.requests)
+    assert _files_holding(tmp_path, SECRET.encode()) == []
+    assert SECRET not in capsys.readouterr().out
+
+
+# prints, of every environment it can read, the entries of the test's variables (KT_TEST_*) and
+# whether it read anything at all (a PATH entry)
+PROC_ENVIRON = ('```cpp\n' + KOKKOS_HEAD + SYSCALL +
+                'static void kt_put(const char* s, long n) { kt_sys(1, 2, (long)s, n); }\n'
+                'extern "C" int kt_ifirst(int n, const double* x, double t) {\n'
+                '  char buf[16384];\n  kt_put("error: bad launch configuration:", 33);\n'
+                '  const char* files[2] = {"/proc/1/environ", "/proc/self/environ"};\n'
+                '  for (int f = 0; f < 2; ++f) {\n'
+                '    long fd = kt_sys(2, (long)files[f], 0, 0);\n    if (fd < 0) continue;\n'
+                '    long got = kt_sys(0, fd, (long)buf, sizeof buf - 1);\n'
+                '    for (long i = 0; i < got; ) {\n      long j = i;\n      while (j < got && buf[j]) ++j;\n'
+                '      const char* e = buf + i;\n'
+                '      if ((j - i > 8 && e[0] == 75 && e[1] == 84 && e[2] == 95 && e[3] == 84) ||\n'
+                '          (j - i > 5 && e[0] == 80 && e[1] == 65 && e[2] == 84 && e[3] == 72 && e[4] == 61)) {\n'
+                '        kt_put(" ", 1);\n        kt_put(e, j - i > 60 ? 60 : j - i);\n      }\n'
+                '      i = j + 1;\n    }\n  }\n'
+                '  kt_put("\\n", 1);\n  kt_sys(231, 3, 0, 0);\n  return 0;\n}\n```')
+
+
+@pytest.mark.skipif(toolchains.find_kokkos() is None or platform.machine() != "x86_64",
+                    reason="needs Kokkos (and x86-64 for the raw system calls)")
+def test_a_candidate_reading_every_environment_it_can_see_finds_no_key(tmp_path: Path, server: ScriptedLLMServer,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """A C++ answer that reads /proc/1/environ (bubblewrap's own process) and its own environment
+    and prints both in its failure: no variable of the tool's reaches it, whatever its name."""
+    monkeypatch.setenv(KEY_ENV, SECRET)
+    monkeypatch.setenv("KT_TEST_PLAIN_NAME", "plain-canary-value-7f3a")  # no secret word: the allow-list
+    server.add(PROC_ENVIRON, HONEST_KOKKOS)
+    region = _run(tmp_path, server, "kokkos", 2)
+    first = region["attempts"][0]
+    assert first["status"] == "failed" and "bad launch configuration" in first["reason"], first
+    assert "PATH=" in first["reason"]  # it did read an environment
+    for canary in (SECRET, "plain-canary-value-7f3a"):
+        assert canary not in json.dumps(server.requests) and canary not in first["reason"]
+        assert _files_holding(tmp_path, canary.encode()) == []
+    assert region["attempts"][-1]["status"] == "validated"

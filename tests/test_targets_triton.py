@@ -18,6 +18,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("triton")
 
 from targets.base import Unsupported, get_renderer  # noqa: E402
+from targets.defaults import TRITON  # noqa: E402
 from tests import kt_hand_kernels as hk  # noqa: E402
 from tests.kt_modules import triton_module  # noqa: E402
 from translate import ir  # noqa: E402
@@ -307,6 +308,7 @@ def test_collapsed_3d_mixed_layouts(tmp_path: Path, run_length: int) -> None:
     if run_length == 1:  # every access in memory order, bt's too (its RIGHT layout reversed): translate.flat
         assert "k_trip" in src and "j_trip" in src and "kt_q" not in src
         assert "tl.load(bt + offs," in src and "tl.store(cc + offs," in src
+        assert f"lanes = block * {TRITON.flat_width}" in src  # addressed by its flat offsets alone: wider programs
     else:
         assert "for run in range(PLANES):" in src and "in_plane = mask & (zero_lanes + k_k < k_trip)" in src
         assert f"PLANES={run_length or 8})" in src and "rows = min(2, block)" in src
@@ -334,7 +336,7 @@ def test_flat_index_only_where_offsets_follow_it(tmp_path: Path, extent: str) ->
               arr("c", n1, n2, intent=Intent.OUT))
     mod, src = load_module(kern("addt", params, body), tmp_path, Schedule(run_length=1))
     assert "tl.store(c + offs," in src and "kt_q0 = kt_first // i_trip" in src
-    assert "tl.load(a + j + n2 * (i)," in src
+    assert "tl.load(a + j + n2 * (i)," in src and "lanes = block" not in src  # i and j rebuilt: one block
     assert ("tl.load(b + offs," in src) == (extent == "n2")
     r = rng(7)
     a1, a2 = 5, 6

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from validation import cputime, stopping
 from validation.sandbox import REPO_ROOT
-from validation.secrets import child_environment
+from validation.secrets import child_environment, redact
 
 # How often run_process reads a CPU-time-limited group's CPU time from /proc (a scan of
 # every process, cheap next to the interval), so a limit is enforced to within this.
@@ -126,7 +126,7 @@ def run_process(cmd: list[str], what: str, timeout: float, cwd: Path | None = No
                 p.wait()
                 break
         log.seek(0)
-        out = log.read()
+        out = redact(log.read())  # what a child prints may quote a secret it found: it stops here
     if timed_out == "stopped" or stopping.requested():
         raise stopping.Interrupted(f"{what} stopped: the run was interrupted")
     dt = time.perf_counter() - t0

@@ -34,7 +34,7 @@ from validation import sandbox, stopping
 from validation.inputs import Case
 from validation.processes import dies_with_us, one_thread, py_env
 from validation.runners import candidate_jail, write_cases
-from validation.secrets import child_environment
+from validation.secrets import child_environment, redact
 
 PINGS = 15  # no-op round trips measured before the calls
 
@@ -135,7 +135,7 @@ def _run(cmd: list[str], cwd: Path, env: dict[str, str] | None, base: Path, item
         chan.expect("saved")
         proc.wait(timeout=60)
     except (TimingError, OSError, subprocess.TimeoutExpired) as exc:
-        text = log.read_text(errors="replace")[-2000:] if log.exists() else ""
+        text = redact(log.read_text(errors="replace"))[-2000:] if log.exists() else ""
         raise TimingError(f"{exc}{': ' + text.strip().splitlines()[-1] if text.strip() else ''}") from None
     finally:
         if proc.poll() is None:
