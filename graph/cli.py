@@ -40,6 +40,10 @@ from validation.atomic import write_atomic
 from validation.golden import main as golden_main
 from validation.toolchains import detect, format_table
 
+# the signals that stop a run as Ctrl-C does: what `timeout`, CI runners and batch schedulers send,
+# and a terminal that closes
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
 
 def _targets(text: str | None) -> list[str] | None:
     if not text:
@@ -173,7 +177,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     named_bad: list[str] = []
     any_bad = crashed = 0
     stopping.clear()
-    previous = {sig: signal.signal(sig, _on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
+    previous = {sig: signal.signal(sig, _on_signal) for sig in STOP_SIGNALS}
     try:
         for wf in workflows:
             try:
@@ -204,8 +208,9 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def _on_signal(signum: int, frame: Any) -> None:
-    """Ctrl-C or SIGTERM: stop the run (workers killed, nothing half-done recorded); a second
-    Ctrl-C quits at once (the children die with the process)."""
+    """Ctrl-C, SIGTERM (timeout, CI runners, batch schedulers) or SIGHUP (a closed terminal): stop
+    the run (workers killed, nothing half-done recorded); a second signal quits at once (the
+    children die with the process)."""
     if stopping.requested():
         os._exit(130)
     stopping.request_stop()

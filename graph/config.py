@@ -23,6 +23,9 @@ Schema (every key; ``language`` and ``sources`` are required, the rest optional)
                                        # file's constants: {x: [batch_size, dim]})
         module: MyNet                  # pytorch only: the nn.Module class (default: Model, or the
                                        # file's only nn.Module subclass)
+        load_cpu_s: 60                 # pytorch only: CPU seconds one file may take to load, capture
+                                       # and lower in its worker (default 60; a deep network may
+                                       # need minutes); a file past it is named and skipped
         init: [1024, dim]              # pytorch only: constructor arguments when the file has no
                                        # get_init_inputs(); a string is a Python expression over
                                        # the file's constants (a string literal: "'relu'")
@@ -92,7 +95,9 @@ GENERATORS = ("normal", "uniform", "positive", "spd", "diag_dominant")
 WORKFLOW_KEYS = (
     "root", "language", "sources", "targets", "sizes", "values", "inputs", "shapes",
     "validate", "optimize", "agent", "output", "preprocess", "regions", "module", "init", "build", "program",
+    "load_cpu_s",
 )
+LOAD_CPU_S = 60.0  # the default of load_cpu_s
 REGION_KEYS = ("sizes", "values", "inputs", "shapes", "module", "init")
 PYTORCH_ONLY_KEYS = ("module", "init")
 VALIDATE_KEYS = ("trials", "tolerance", "rtol", "atol")
@@ -180,6 +185,7 @@ class Workflow:
     module: str | None = None
     init: tuple[Scalar, ...] | None = None
     program: ProgramConfig | None = None  # how the original program is built, run and judged
+    load_cpu_s: float = LOAD_CPU_S  # pytorch: CPU seconds a file's loader may take
     root: Path = Path(".")
     config_path: Path | None = field(default=None, compare=False)
     key_lines: Mapping[str, int] = field(default_factory=dict, repr=False, compare=False)
@@ -421,6 +427,15 @@ def _workflow(c: Checker, name: str, body: object, base: Path, config_path: Path
         osizes = _settings(c, (*p, "optimize"), {"sizes": o.get("sizes")}, norm, language)[0] if "sizes" in o else {}
         optimize = OptimizeConfig(budget or 0, str(matmul), float(fraction if fraction is not None else 0.5),
                                   {k: v for k, v in osizes.items() if isinstance(v, int)})
+    load_cpu_s = LOAD_CPU_S
+    if "load_cpu_s" in w:
+        if language != "pytorch":
+            c.error((*p, "load_cpu_s"), "'load_cpu_s' applies to language: pytorch only")
+        got = c.non_negative_number(w["load_cpu_s"], (*p, "load_cpu_s"))
+        if got is not None and got < 1:
+            c.error((*p, "load_cpu_s"), f"a loader needs at least 1 CPU second, got {w['load_cpu_s']}")
+        elif got is not None:
+            load_cpu_s = got
     agent = parse_agent(c, (*p, "agent"), w.get("agent"))
     preprocess = _preprocess(c, (*p, "preprocess"), w.get("preprocess"), root if root_ok else None)
     build = parse_build(c, (*p, "build"), w.get("build"), root if root_ok else None, expand_glob)
@@ -434,7 +449,8 @@ def _workflow(c: Checker, name: str, body: object, base: Path, config_path: Path
         name=name, language=language, sources=sources, targets=targets,
         sizes=settings[0], values=settings[1], inputs=settings[2], shapes=settings[3],
         validate=validate, optimize=optimize, agent=agent, output=output, preprocess=preprocess, build=build,
-        regions=regions, module=module, init=init, program=program, root=root, config_path=config_path,
+        regions=regions, module=module, init=init, program=program, load_cpu_s=load_cpu_s, root=root,
+        config_path=config_path,
         key_lines=key_lines,
     )
 

@@ -13,10 +13,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from graph.config import LOAD_CPU_S
 from validation import sandbox
 from validation.processes import WALL_CAP_FACTOR, one_thread, py_env, run_process
-
-LOAD_CPU_S = 1200  # CPU seconds a file may take to load, capture and lower (a deep network captures twice)
 
 
 class Unrepresentable:
@@ -59,5 +58,6 @@ def load_in_worker(path: Path, sizes: dict[str, Any], options: dict[str, Any], r
                         cpu_limit=cpu_limit, exit_signals=env is None,
                         max_processes=sandbox.MAX_PROCESSES if env is None else None)
         if not r.ok or not out.exists():
-            return {"error": f"{rel}: {r.reason or 'loading the file gave no result'} (file skipped)"}
+            hint = "; a deep network may need more: raise load_cpu_s in the workflow" if r.timed_out == "cpu" else ""
+            return {"error": f"{rel}: {r.reason or 'loading the file gave no result'} (file skipped{hint})"}
         return json.loads(out.read_text())

@@ -19,8 +19,10 @@ others (targets.torch_module), except integer arguments shown to only set sizes
 from __future__ import annotations
 
 import ast
+import os
 import tempfile
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -88,13 +90,20 @@ def load_regions(workflow: Workflow, files: Sequence[Path], workdir: Path | None
     regions: dict[str, TorchRegion] = {}
     errors: list[str] = []
     with tempfile.TemporaryDirectory(prefix="kt-torch-") as tmp:
-        for n, path in enumerate(files, 1):
+        def load(n: int, path: Path) -> dict[str, Any]:
             if progress is not None:
                 progress(f"loading {_rel(path, workflow.root)} ({n}/{len(files)})")
+            return load_in_worker(path, file_sizes(workflow, path), file_options(workflow, path), workflow.root,
+                                  _rel(path, workflow.root), "triton" in workflow.targets, Path(workdir or tmp),
+                                  cpu_limit=workflow.load_cpu_s)
+
+        # each file in its own worker process of one thread: as many at once as there are cores, so
+        # that one that loops forever holds one of them, not the run
+        with ThreadPoolExecutor(max_workers=max(1, min(len(files), os.cpu_count() or 1))) as pool:
+            loaded = list(pool.map(load, range(1, len(files) + 1), files))
+        for path, got in zip(files, loaded, strict=True):
             sizes = file_sizes(workflow, path)
             options = file_options(workflow, path)
-            got = load_in_worker(path, sizes, options, workflow.root, _rel(path, workflow.root),
-                                 "triton" in workflow.targets, Path(workdir or tmp))
             if "error" in got:
                 errors.append(str(got["error"]))
                 continue

@@ -537,3 +537,21 @@ def test_loads_without_a_file_on_disk(tmp_path: Path) -> None:
     (tmp_path / "k.c").write_text("int x;\n")
     cfg = loads("workflows: {w: {language: c, sources: ['*.c']}}\n", tmp_path / "virtual.yaml")
     assert cfg.workflows["w"].files() == [(tmp_path / "k.c").resolve()]
+
+
+def test_load_cpu_s_is_a_pytorch_setting_of_at_least_one_second(tmp_path: Path) -> None:
+    ok = project(tmp_path, """
+        workflows:
+          m: {language: pytorch, sources: [src/*.py], load_cpu_s: 600}
+          d: {language: pytorch, sources: [src/*.py]}
+        """, files=("src/m.py",))
+    got = load(ok).workflows
+    assert got["m"].load_cpu_s == 600 and got["d"].load_cpu_s == 60
+    bad = project(tmp_path, """
+        workflows:
+          f: {language: fortran, sources: [src/*.f], load_cpu_s: 10}
+          m: {language: pytorch, sources: [src/*.py], load_cpu_s: 0.5}
+        """, files=("src/a.f", "src/m.py"))
+    found = "\n".join(errors(bad))
+    assert "workflows.f.load_cpu_s: 'load_cpu_s' applies to language: pytorch only" in found
+    assert "workflows.m.load_cpu_s: a loader needs at least 1 CPU second, got 0.5" in found

@@ -113,6 +113,34 @@ def test_ctrl_c_stops_promptly_saves_and_resumes(tmp_path: Path) -> None:
     assert "notes" not in _report(project)
 
 
+@pytest.mark.parametrize(("sig", "after"), [(signal.SIGTERM, "scale2: validating"), (signal.SIGHUP, "(1/6)"),
+                                           (signal.SIGTERM, " ms")])
+def test_sigterm_and_sighup_stop_within_seconds_and_resume(tmp_path: Path, sig: signal.Signals, after: str) -> None:
+    """What `timeout`, CI runners and batch schedulers send (SIGTERM) and a closed terminal (SIGHUP)
+    stop the run as Ctrl-C does, within 10 seconds: during a region's validation, between regions,
+    and while a region is being timed (" ms": the profile stage's line)."""
+    project = _project(tmp_path)
+    if after == " ms":
+        text = (project / "workflows.yaml").read_text().replace("optimize: {fraction: 0}", "optimize: {budget: 0}")
+        (project / "workflows.yaml").write_text(text)
+    p = _start(project)
+    _wait_for(p, after)
+    t0 = time.monotonic()
+    p.send_signal(sig)
+    _, err = p.communicate(timeout=60)
+    assert time.monotonic() - t0 < 10, err
+    assert p.returncode == 130, err
+    assert "Traceback" not in err and "--resume` continues" in err
+    time.sleep(0.5)
+    assert _ours(project) == []
+    assert any("interrupted" in n for n in _report(project).get("notes", []))
+    again = _start(project, "--resume")
+    _, err = again.communicate(timeout=600)
+    assert again.returncode == 0, err
+    regions = _report(project)["regions"]
+    assert len(regions) == 6 and all(r["targets"]["kokkos"]["status"] == "validated" for r in regions)
+
+
 @pytest.mark.parametrize("after", ["(1/6)", "scale3: validating"])
 def test_kill_9_leaves_no_process_and_resume_finishes(tmp_path: Path, after: str) -> None:
     project = _project(tmp_path)

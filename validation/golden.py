@@ -44,7 +44,7 @@ import numpy as np
 
 from targets.base import TARGETS
 from translate import ir
-from validation import sandbox
+from validation import sandbox, stopping
 from validation.atomic import write_atomic
 from validation.builds import build_candidate, candidate_file
 from validation.compare import Comparison, compare
@@ -54,6 +54,8 @@ from validation.signature import kernel_from_signature, signature
 
 MANIFEST = "manifest.json"
 STAGING = ".new"
+# cases holding more array bytes than this are written uncompressed (record)
+COMPRESS_LIMIT_BYTES = 64 * 1024**2
 
 
 def _jsonable(v: Any) -> Any:
@@ -82,7 +84,12 @@ def record(golden_dir: Path, kernel: ir.Kernel, case: Case, ref_outputs: dict[st
     data.update({f"r:{n}": np.asarray(a) for n, a in ref_outputs.items()})
     path = golden_dir / f"case{k}.npz"
     buf = io.BytesIO()
-    np.savez_compressed(buf, **data)
+    # large cases are stored as they are: random floats shrink little, and compressing gigabytes
+    # takes minutes a stopped run must not spend
+    if sum(a.nbytes for a in data.values()) <= COMPRESS_LIMIT_BYTES:
+        np.savez_compressed(buf, **data)
+    else:
+        np.savez(buf, **data)
     meta = {"signature": sig, "seed": case.seed, "sizes": case.sizes, "values": case.values,
             "tolerance": list(tolerance) if tolerance else None}
     if allclose is not None:
@@ -112,6 +119,7 @@ def record_all(golden_dir: Path, kernel: ir.Kernel, cases_and_outputs: Sequence[
     staging = golden_dir.with_name(f".{golden_dir.name}{STAGING}")
     shutil.rmtree(staging, ignore_errors=True)
     for n, (case, outputs) in enumerate(cases_and_outputs):
+        stopping.check()  # a stopped run records nothing more; the staging folder is never put in place
         record(staging, kernel, case, outputs, n, reduces, tolerance, allclose)
     old = golden_dir.with_name(f".{golden_dir.name}.old")
     shutil.rmtree(old, ignore_errors=True)
